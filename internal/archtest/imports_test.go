@@ -1,0 +1,145 @@
+package archtest
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/rocketraft/rocketraft"
+
+// allowed lists, for every production package, the project packages it may import
+// directly (design.md §1). Imports flow one way; anything not listed is a violation.
+var allowed = map[string][]string{
+	"cmd/rocketraft": {"config", "broker", "nameserver", "fsm", "raftlog", "store", "transport", "internal/bench", "internal/admin", "internal/devcluster", "internal/metrics"},
+	"config":         {},
+	"broker":         {"fsm", "raftlog", "store", "transport", "nameserver"},
+	"nameserver":     {"transport"},
+	"fsm":            {"store"},
+	"raftlog":        {"store"},
+	"store":          {},
+	"transport":      {},
+}
+
+type listedPackage struct {
+	ImportPath   string
+	Dir          string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+	GoFiles      []string
+}
+
+func listPackages(t *testing.T) []listedPackage {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", module+"/...")
+	cmd.Dir = repoRoot(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	var pkgs []listedPackage
+	for {
+		var p listedPackage
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("decode go list output: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test directory")
+		}
+		dir = parent
+	}
+}
+
+func rel(importPath string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(importPath, module), "/")
+}
+
+// topLevel maps a package to the rule that governs it: sub-packages of a listed
+// package inherit its rule (store/x is governed by store).
+func topLevel(p string) (string, bool) {
+	for key := range allowed {
+		if p == key || strings.HasPrefix(p, key+"/") {
+			return key, true
+		}
+	}
+	return "", false
+}
+
+func TestImportRules(t *testing.T) {
+	for _, p := range listPackages(t) {
+		self := rel(p.ImportPath)
+		rule, governed := topLevel(self)
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			dep := rel(imp)
+			if strings.HasPrefix(dep, "internal/testcluster") {
+				t.Errorf("%s imports %s: test harnesses may only be imported by tests", self, dep)
+				continue
+			}
+			if !governed {
+				continue // internal helpers and integration are checked by the rules of their importers
+			}
+			if depRule, ok := topLevel(dep); ok && depRule == rule {
+				continue // within one concept
+			}
+			ok := false
+			for _, a := range allowed[rule] {
+				if dep == a || strings.HasPrefix(dep, a+"/") {
+					ok = true
+				}
+			}
+			if !ok {
+				t.Errorf("%s imports %s: not allowed by design.md §1 (allowed: %v)", self, dep, allowed[rule])
+			}
+		}
+		if rule == "store" || rule == "fsm" || rule == "transport" || rule == "config" {
+			for _, imp := range p.Imports {
+				if imp == "github.com/hashicorp/raft" && rule != "fsm" {
+					t.Errorf("%s imports hashicorp/raft: only fsm, raftlog and broker may", self)
+				}
+				if imp == "github.com/spf13/viper" && rule != "config" {
+					t.Errorf("%s imports viper: only config may", self)
+				}
+			}
+		}
+		for _, imp := range p.Imports {
+			if imp == "github.com/spf13/viper" && rule != "config" && self != "cmd/rocketraft" {
+				t.Errorf("%s imports viper: only config may", self)
+			}
+		}
+	}
+}
+
+func TestEveryPackageHasDocGo(t *testing.T) {
+	for _, p := range listPackages(t) {
+		if _, err := os.Stat(filepath.Join(p.Dir, "doc.go")); err != nil {
+			t.Errorf("package %s has no doc.go", rel(p.ImportPath))
+		}
+	}
+}
