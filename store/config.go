@@ -1,0 +1,84 @@
+package store
+
+import (
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// FlushMode chooses when appended CommitLog bytes are made durable by the store
+// itself. In a raft group the raft log is the write-ahead log, so ASYNC is the normal
+// choice; SYNC flushes before an append returns.
+type FlushMode int
+
+const (
+	FlushAsync FlushMode = iota // ASYNC_FLUSH: background flush every FlushInterval
+	FlushSync                   // SYNC_FLUSH: flush before AppendBatch returns
+)
+
+// Config configures a Store. Zero values take the defaults below.
+type Config struct {
+	// Dir is the store root (storePathRootDir): commitlog/, consumequeue/, index/,
+	// checkpoint and abort live under it.
+	Dir string
+	// CommitLogSegmentSize is mappedFileSizeCommitLog (default 1 GiB). It shapes the
+	// bytes (padding positions), so every replica of a group must use the same value.
+	CommitLogSegmentSize int64
+	// ConsumeQueueEntriesPerFile is mappedFileSizeConsumeQueue / 20 (default 300,000).
+	ConsumeQueueEntriesPerFile int
+	// IndexHashSlots and IndexMaxEntries size each IndexFile (default 5,000,000 and 20,000,000).
+	IndexHashSlots  int
+	IndexMaxEntries int
+	// PreZeroSegments writes zeros through new CommitLog segments ahead of need.
+	PreZeroSegments bool
+	FlushMode       FlushMode
+	FlushInterval   time.Duration // default 500 ms
+	// FileReservedTime is how long a CommitLog segment is kept after its last write (default 72 h).
+	FileReservedTime time.Duration
+	// DeleteWhenHour is the hour of day (0-23, local time of the injected clock) at which expired files are deleted (default 4).
+	DeleteWhenHour int
+	// DiskMaxUsedSpaceRatio (0-1) above which expired-or-not segments are deleted at once (default 0.75).
+	DiskMaxUsedSpaceRatio float64
+	Logger                hclog.Logger
+}
+
+// Defaults from RocketMQ's MessageStoreConfig.
+const (
+	DefaultCommitLogSegmentSize       = 1 << 30
+	DefaultConsumeQueueEntriesPerFile = 300_000
+	DefaultIndexHashSlots             = 5_000_000
+	DefaultIndexMaxEntries            = 20_000_000
+	DefaultFlushInterval              = 500 * time.Millisecond
+	DefaultFileReservedTime           = 72 * time.Hour
+	DefaultDeleteWhenHour             = 4
+	DefaultDiskMaxUsedSpaceRatio      = 0.75
+)
+
+// withDefaults returns c with zero values replaced by defaults.
+func (c Config) withDefaults() Config {
+	if c.CommitLogSegmentSize == 0 {
+		c.CommitLogSegmentSize = DefaultCommitLogSegmentSize
+	}
+	if c.ConsumeQueueEntriesPerFile == 0 {
+		c.ConsumeQueueEntriesPerFile = DefaultConsumeQueueEntriesPerFile
+	}
+	if c.IndexHashSlots == 0 {
+		c.IndexHashSlots = DefaultIndexHashSlots
+	}
+	if c.IndexMaxEntries == 0 {
+		c.IndexMaxEntries = DefaultIndexMaxEntries
+	}
+	if c.FlushInterval == 0 {
+		c.FlushInterval = DefaultFlushInterval
+	}
+	if c.FileReservedTime == 0 {
+		c.FileReservedTime = DefaultFileReservedTime
+	}
+	if c.DiskMaxUsedSpaceRatio == 0 {
+		c.DiskMaxUsedSpaceRatio = DefaultDiskMaxUsedSpaceRatio
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.NewNullLogger()
+	}
+	return c
+}
