@@ -1,0 +1,238 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"time"
+)
+
+// FlushDiskType is RocketMQ's CommitLog flush policy. With Raft the quorum
+// fsyncs the raft log before an ack either way; this only decides whether the
+// CommitLog page cache is also forced before an apply is reported.
+type FlushDiskType string
+
+const (
+	AsyncFlush FlushDiskType = "ASYNC_FLUSH"
+	SyncFlush  FlushDiskType = "SYNC_FLUSH"
+)
+
+// LogStoreKind selects the raft LogStore implementation.
+type LogStoreKind string
+
+const (
+	LogStoreWAL    LogStoreKind = "wal"    // hashicorp/raft-wal: segment files, fsync per batch
+	LogStoreBoltDB LogStoreKind = "boltdb" // hashicorp/raft-boltdb/v2
+)
+
+// Peer is one member of a broker group, from dLegerPeers ("n0-127.0.0.1:40911").
+type Peer struct {
+	ID   string // raft ServerID
+	Addr string // raft address, host:port
+}
+
+// RaftConfig holds the raft timing and storage keys (our own, prefixed "raft").
+type RaftConfig struct {
+	HeartbeatTimeout   time.Duration // raftHeartbeatTimeout
+	ElectionTimeout    time.Duration // raftElectionTimeout
+	LeaderLeaseTimeout time.Duration // raftLeaderLeaseTimeout
+	CommitTimeout      time.Duration // raftCommitTimeout
+	SnapshotInterval   time.Duration // raftSnapshotInterval
+	SnapshotThreshold  uint64        // raftSnapshotThreshold, in raft log entries
+	TrailingLogs       uint64        // raftTrailingLogs, entries kept after a snapshot
+	LogStore           LogStoreKind  // raftLogStore
+	MaxAppendEntries   int           // raftMaxAppendEntries
+}
+
+// GroupCommitConfig bounds the proposer that coalesces concurrent sends into one
+// raft entry.
+type GroupCommitConfig struct {
+	MaxBytes    int // groupCommitMaxBytes: encoded messages per raft entry
+	MaxMessages int // groupCommitMaxMessages: messages per raft entry
+	MaxPending  int // groupCommitMaxPending: sends waiting for a batch before SYSTEM_BUSY
+}
+
+// Broker is one node of a broker group. Field comments name the file key.
+type Broker struct {
+	ClusterName      string   // brokerClusterName
+	BrokerName       string   // brokerName: the group; the leader registers it as brokerId 0
+	BrokerIP1        string   // brokerIP1: the address clients are told to connect to
+	ListenPort       int      // listenPort
+	NamesrvAddrs     []string // namesrvAddr, ';'-separated; empty = register nowhere
+	StorePathRootDir string   // storePathRootDir
+
+	DLegerGroup       string // dLegerGroup; defaults to BrokerName
+	Peers             []Peer // dLegerPeers
+	SelfID            string // dLegerSelfId. Invariant (after Validate): one of Peers
+	PreferredLeaderID string // preferredLeaderId; "" = none. Invariant: "" or one of Peers
+
+	MappedFileSizeCommitLog    int64         // mappedFileSizeCommitLog, bytes per CommitLog segment
+	MappedFileSizeConsumeQueue int64         // mappedFileSizeConsumeQueue, bytes; multiple of 20
+	FileReservedTime           time.Duration // fileReservedTime (hours in the file)
+	DeleteWhen                 int           // deleteWhen: hour of day 0-23 when expired files go
+	DiskMaxUsedSpaceRatio      int           // diskMaxUsedSpaceRatio, percent
+	FlushDiskType              FlushDiskType // flushDiskType
+	FlushInterval              time.Duration // flushIntervalCommitLog (ms in the file)
+	MaxMessageSize             int           // maxMessageSize, bytes
+	AutoCreateTopicEnable      bool          // autoCreateTopicEnable
+	DefaultTopicQueueNums      int           // defaultTopicQueueNums
+	MessageDelayLevel          []time.Duration
+	LongPollingEnable          bool // longPollingEnable
+	MaxIndexNum                int  // maxIndexNum: entries per IndexFile
+	MaxHashSlotNum             int  // maxHashSlotNum: hash slots per IndexFile
+
+	Raft        RaftConfig
+	GroupCommit GroupCommitConfig
+
+	ConsumerOffsetFlushInterval time.Duration // consumerOffsetFlushInterval
+	AdminListen                 string        // adminListen: HTTP metrics/health; "" disables
+	LogLevel                    string        // logLevel: trace|debug|info|warn|error (lowercase)
+}
+
+// Defaults that other keys or docs refer to.
+const (
+	DefaultBrokerListenPort  = 10911
+	DefaultNamesrvListenPort = 9876
+	// adminPortOffset: admin HTTP sits at listenPort+2, clear of RocketMQ's
+	// listenPort-2 (VIP channel) and listenPort+1 (HA) neighbours.
+	adminPortOffset = 2
+)
+
+// DefaultMessageDelayLevel is RocketMQ's default delay ladder (18 levels).
+const DefaultMessageDelayLevel = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
+
+// DefaultBroker returns a valid single-node group ("n0" on 127.0.0.1:40911)
+// with RocketMQ's defaults, so `rocketraft broker` runs without a file.
+func DefaultBroker() Broker {
+	levels, err := parseDelayLevels(DefaultMessageDelayLevel)
+	if err != nil {
+		panic("config: DefaultMessageDelayLevel does not parse: " + err.Error())
+	}
+	return Broker{
+		ClusterName:       "DefaultCluster",
+		BrokerName:        "broker-a",
+		BrokerIP1:         "127.0.0.1",
+		ListenPort:        DefaultBrokerListenPort,
+		NamesrvAddrs:      []string{"127.0.0.1:9876"},
+		StorePathRootDir:  "store",
+		DLegerGroup:       "broker-a",
+		Peers:             []Peer{{ID: "n0", Addr: "127.0.0.1:40911"}},
+		SelfID:            "n0",
+		PreferredLeaderID: "",
+
+		MappedFileSizeCommitLog:    1 << 30,
+		MappedFileSizeConsumeQueue: 300000 * consumeQueueUnitSize,
+		FileReservedTime:           72 * time.Hour,
+		DeleteWhen:                 4,
+		DiskMaxUsedSpaceRatio:      75,
+		FlushDiskType:              AsyncFlush,
+		FlushInterval:              500 * time.Millisecond,
+		MaxMessageSize:             4 << 20,
+		AutoCreateTopicEnable:      true,
+		DefaultTopicQueueNums:      4,
+		MessageDelayLevel:          levels,
+		LongPollingEnable:          true,
+		MaxIndexNum:                5000000 * 4,
+		MaxHashSlotNum:             5000000,
+
+		Raft: RaftConfig{
+			HeartbeatTimeout:   time.Second,
+			ElectionTimeout:    time.Second,
+			LeaderLeaseTimeout: 500 * time.Millisecond,
+			CommitTimeout:      50 * time.Millisecond,
+			SnapshotInterval:   120 * time.Second,
+			SnapshotThreshold:  8192,
+			TrailingLogs:       10240,
+			LogStore:           LogStoreWAL,
+			MaxAppendEntries:   64,
+		},
+		GroupCommit: GroupCommitConfig{
+			MaxBytes:    4 << 20,
+			MaxMessages: 1024,
+			MaxPending:  65536,
+		},
+		ConsumerOffsetFlushInterval: time.Second,
+		AdminListen:                 defaultAdminListen(DefaultBrokerListenPort),
+		LogLevel:                    "info",
+	}
+}
+
+// defaultAdminListen is loopback on listenPort+2: metrics and health are not
+// exposed off the host unless the operator says so. "" when the port overflows.
+func defaultAdminListen(listenPort int) string {
+	p := listenPort + adminPortOffset
+	if p > 65535 {
+		return ""
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
+}
+
+// LoadBroker reads path (format by extension), applies it over DefaultBroker and
+// validates. A *ValidationError lists every problem in the file.
+func LoadBroker(path string) (Broker, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Broker{}, fmt.Errorf("config: read broker config %s: %w", path, err)
+	}
+	b, err := ParseBroker(data, FormatFromPath(path))
+	if err != nil {
+		return Broker{}, fmt.Errorf("config: broker config %s:\n%w", path, err)
+	}
+	return b, nil
+}
+
+// ParseBroker applies data over DefaultBroker and validates. Keys missing from
+// data keep their defaults; dLegerGroup defaults to brokerName and adminListen
+// to 127.0.0.1:<listenPort+2> as set in data.
+func ParseBroker(data []byte, format Format) (Broker, error) {
+	entries, probs, err := decode(data, format)
+	if err != nil {
+		return Broker{}, err
+	}
+	b := DefaultBroker()
+	set, setProbs := applyEntries(brokerKeys, entries, &b)
+	probs = append(probs, setProbs...)
+	if !set["dLegerGroup"] {
+		b.DLegerGroup = b.BrokerName
+	}
+	if !set["adminListen"] {
+		b.AdminListen = defaultAdminListen(b.ListenPort)
+		if b.AdminListen == "" {
+			probs.add("adminListen", "", fmt.Sprintf(
+				"default listenPort+%d is above 65535; set adminListen, or set it empty to disable", adminPortOffset))
+		}
+	}
+	probs = append(probs, dropKeys(b.validate(), probs)...)
+	if err := probs.err(); err != nil {
+		return Broker{}, err
+	}
+	return b, nil
+}
+
+// Validate checks every key and the rules between keys, returning a
+// *ValidationError that lists all problems, or nil.
+func (b Broker) Validate() error { return b.validate().err() }
+
+func (b Broker) validate() problems {
+	probs := checkAll(brokerKeys, &b)
+	return append(probs, dropKeys(b.crossCheck(), probs)...)
+}
+
+// ClientAddr is the address clients connect to: brokerIP1:listenPort.
+func (b Broker) ClientAddr() string {
+	return net.JoinHostPort(b.BrokerIP1, strconv.Itoa(b.ListenPort))
+}
+
+// Self returns this node's peer (dLegerSelfId) and its index in Peers.
+func (b Broker) Self() (Peer, int, error) {
+	for i, p := range b.Peers {
+		if p.ID == b.SelfID {
+			return p, i, nil
+		}
+	}
+	return Peer{}, -1, fmt.Errorf("config: dLegerSelfId=%q: %w", b.SelfID, ErrUnknownPeer)
+}
+
+// BrokerKeys documents every broker.conf key, in file order.
+func BrokerKeys() []KeyDoc { return keyDocs(brokerKeys, DefaultBroker()) }

@@ -1,0 +1,648 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// consumeQueueUnitSize is the size of one ConsumeQueue entry (offset 8, size 4,
+// tag hash 8); a ConsumeQueue file must hold whole entries.
+const consumeQueueUnitSize = 20
+
+// Size bounds. The lower CommitLog bound keeps tests able to roll segments
+// quickly; the upper keeps one segment's mmap and recovery scan bounded.
+const (
+	minCommitLogFileSize = 64 << 10
+	maxCommitLogFileSize = 4 << 30
+	maxMessageSizeLimit  = 16 << 20
+	// messageOverhead bounds the stored header of one message beyond its body
+	// (fixed fields ~100 B, topic ≤ 127 B, properties ≤ 32767 B), rounded up: a
+	// CommitLog segment must hold one maximal message since messages never span
+	// segments.
+	messageOverhead = 64 << 10
+	// maxGroupCommitBytes keeps one raft entry well under what a follower can
+	// receive and fsync in one heartbeat.
+	maxGroupCommitBytes = 64 << 20
+	// maxIndexFileSize: IndexFile positions are 32-bit in RocketMQ's layout.
+	maxIndexFileSize = 1<<31 - 1
+	indexHeaderSize  = 40
+	indexSlotSize    = 4
+	indexEntrySize   = 20
+)
+
+// brokerKeys is the broker.conf key table, in the order files and docs list them.
+var brokerKeys = []keySpec[Broker]{
+	// Identity and addresses.
+	{
+		name: "brokerClusterName", doc: "Cluster the group registers under with the nameserver.",
+		set:   func(b *Broker, s string) error { b.ClusterName = strings.TrimSpace(s); return nil },
+		get:   func(b *Broker) string { return b.ClusterName },
+		check: func(b *Broker) string { return checkName(b.ClusterName) },
+	},
+	{
+		name: "brokerName", doc: "Name of the broker group; the group's leader registers it as brokerId 0.",
+		set:   func(b *Broker, s string) error { b.BrokerName = strings.TrimSpace(s); return nil },
+		get:   func(b *Broker) string { return b.BrokerName },
+		check: func(b *Broker) string { return checkName(b.BrokerName) },
+	},
+	{
+		name: "brokerIP1", doc: "Client-facing IP or host name this node registers; clients connect to brokerIP1:listenPort.",
+		set: func(b *Broker, s string) error { b.BrokerIP1 = strings.TrimSpace(s); return nil },
+		get: func(b *Broker) string { return b.BrokerIP1 },
+		check: func(b *Broker) string {
+			if r := checkHost(b.BrokerIP1); r != "" {
+				return r
+			}
+			if b.BrokerIP1 == "0.0.0.0" || b.BrokerIP1 == "::" {
+				return "must be an address clients can connect to, not 0.0.0.0 or ::"
+			}
+			return ""
+		},
+	},
+	{
+		name: "listenPort", doc: "TCP port of the RocketMQ remoting protocol.",
+		set: func(b *Broker, s string) error {
+			n, err := parseInt(s, 1, 65535)
+			if err != nil {
+				return err
+			}
+			b.ListenPort = int(n)
+			return nil
+		},
+		get:   func(b *Broker) string { return itoa(b.ListenPort) },
+		check: func(b *Broker) string { return intRule(int64(b.ListenPort), 1, 65535) },
+	},
+	{
+		name: "namesrvAddr", doc: "Nameservers to register with, ';'-separated host:port list; empty registers nowhere.",
+		listSep: ";",
+		set: func(b *Broker, s string) error {
+			addrs, err := parseAddrList(s)
+			if err == nil {
+				b.NamesrvAddrs = addrs
+			}
+			return err
+		},
+		get: func(b *Broker) string { return strings.Join(b.NamesrvAddrs, ";") },
+		check: func(b *Broker) string {
+			for _, a := range b.NamesrvAddrs {
+				if err := checkHostPort(a, false); err != nil {
+					return fmt.Sprintf("item %q %v", a, err)
+				}
+			}
+			return ""
+		},
+	},
+	{
+		name: "storePathRootDir", doc: "Root directory of the CommitLog, ConsumeQueues, IndexFiles and raft data (relative to the working directory if not absolute).",
+		set:   func(b *Broker, s string) error { b.StorePathRootDir = strings.TrimSpace(s); return nil },
+		get:   func(b *Broker) string { return b.StorePathRootDir },
+		check: func(b *Broker) string { return nonEmpty(b.StorePathRootDir) },
+	},
+
+	// Raft group membership (DLedger names).
+	{
+		name: "dLegerGroup", doc: "Raft group name; every peer of the group must use the same one.",
+		derivedDefault: "brokerName",
+		set:            func(b *Broker, s string) error { b.DLegerGroup = strings.TrimSpace(s); return nil },
+		get:            func(b *Broker) string { return b.DLegerGroup },
+		check:          func(b *Broker) string { return checkName(b.DLegerGroup) },
+	},
+	{
+		name: "dLegerPeers", doc: "Members of the group with their raft addresses: id-host:port;id-host:port;...",
+		listSep: ";",
+		set: func(b *Broker, s string) error {
+			peers, err := parsePeers(s)
+			if err == nil {
+				b.Peers = peers
+			}
+			return err
+		},
+		get:   func(b *Broker) string { return formatPeers(b.Peers) },
+		check: func(b *Broker) string { return checkPeers(b.Peers) },
+	},
+	{
+		name: "dLegerSelfId", doc: "This node's id; must be one of dLegerPeers.",
+		set: func(b *Broker, s string) error { b.SelfID = strings.TrimSpace(s); return nil },
+		get: func(b *Broker) string { return b.SelfID },
+		check: func(b *Broker) string {
+			if b.SelfID == "" {
+				return "must not be empty"
+			}
+			if !hasPeer(b.Peers, b.SelfID) {
+				return "must be one of the dLegerPeers ids (" + peerIDs(b.Peers) + ")"
+			}
+			return ""
+		},
+	},
+	{
+		name: "preferredLeaderId", doc: "Peer that leadership is transferred to when it is healthy; empty for none.",
+		set: func(b *Broker, s string) error { b.PreferredLeaderID = strings.TrimSpace(s); return nil },
+		get: func(b *Broker) string { return b.PreferredLeaderID },
+		check: func(b *Broker) string {
+			if b.PreferredLeaderID != "" && !hasPeer(b.Peers, b.PreferredLeaderID) {
+				return "must be empty or one of the dLegerPeers ids (" + peerIDs(b.Peers) + ")"
+			}
+			return ""
+		},
+	},
+
+	// Store.
+	{
+		name: "mappedFileSizeCommitLog", doc: "Bytes per CommitLog segment file.",
+		set: func(b *Broker, s string) error {
+			n, err := parseInt(s, minCommitLogFileSize, maxCommitLogFileSize)
+			if err != nil {
+				return err
+			}
+			b.MappedFileSizeCommitLog = n
+			return nil
+		},
+		get: func(b *Broker) string { return i64toa(b.MappedFileSizeCommitLog) },
+		check: func(b *Broker) string {
+			return intRule(b.MappedFileSizeCommitLog, minCommitLogFileSize, maxCommitLogFileSize)
+		},
+	},
+	{
+		name: "mappedFileSizeConsumeQueue", doc: "Bytes per ConsumeQueue file; a multiple of the 20-byte entry.",
+		set: func(b *Broker, s string) error {
+			n, err := parseInt(s, consumeQueueUnitSize, maxCommitLogFileSize)
+			if err != nil {
+				return err
+			}
+			b.MappedFileSizeConsumeQueue = n
+			return nil
+		},
+		get: func(b *Broker) string { return i64toa(b.MappedFileSizeConsumeQueue) },
+		check: func(b *Broker) string {
+			if r := intRule(b.MappedFileSizeConsumeQueue, consumeQueueUnitSize, maxCommitLogFileSize); r != "" {
+				return r
+			}
+			if b.MappedFileSizeConsumeQueue%consumeQueueUnitSize != 0 {
+				return "must be a multiple of 20 (one ConsumeQueue entry)"
+			}
+			return ""
+		},
+	},
+	{
+		name: "fileReservedTime", doc: "How long CommitLog files are kept, in hours (or a duration such as 36h).",
+		set: func(b *Broker, s string) error {
+			d, err := parseHours(s)
+			if err != nil {
+				return err
+			}
+			b.FileReservedTime = d
+			return nil
+		},
+		get:   func(b *Broker) string { return formatHours(b.FileReservedTime) },
+		check: func(b *Broker) string { return positive(b.FileReservedTime) },
+	},
+	{
+		name: "deleteWhen", doc: "Hour of day (00-23, local time) when expired files are deleted.",
+		set: func(b *Broker, s string) error {
+			h, err := parseDeleteWhen(s)
+			if err != nil {
+				return err
+			}
+			b.DeleteWhen = h
+			return nil
+		},
+		get:   func(b *Broker) string { return fmt.Sprintf("%02d", b.DeleteWhen) },
+		check: func(b *Broker) string { return intRule(int64(b.DeleteWhen), 0, 23) },
+	},
+	{
+		name: "diskMaxUsedSpaceRatio", doc: "Disk usage percent above which the oldest files are deleted regardless of fileReservedTime.",
+		set: func(b *Broker, s string) error {
+			n, err := parseInt(s, 10, 95)
+			if err != nil {
+				return err
+			}
+			b.DiskMaxUsedSpaceRatio = int(n)
+			return nil
+		},
+		get:   func(b *Broker) string { return itoa(b.DiskMaxUsedSpaceRatio) },
+		check: func(b *Broker) string { return intRule(int64(b.DiskMaxUsedSpaceRatio), 10, 95) },
+	},
+	{
+		name: "flushDiskType", doc: "ASYNC_FLUSH or SYNC_FLUSH: whether the CommitLog is forced to disk before an apply completes (the raft log is fsynced on a quorum either way).",
+		set: func(b *Broker, s string) error {
+			switch t := FlushDiskType(strings.ToUpper(strings.TrimSpace(s))); t {
+			case AsyncFlush, SyncFlush:
+				b.FlushDiskType = t
+				return nil
+			}
+			return errors.New("must be ASYNC_FLUSH or SYNC_FLUSH")
+		},
+		get: func(b *Broker) string { return string(b.FlushDiskType) },
+		check: func(b *Broker) string {
+			if b.FlushDiskType != AsyncFlush && b.FlushDiskType != SyncFlush {
+				return "must be ASYNC_FLUSH or SYNC_FLUSH"
+			}
+			return ""
+		},
+	},
+	{
+		name: "flushIntervalCommitLog", doc: "Interval of the asynchronous CommitLog flush, in ms (or a duration).",
+		set: func(b *Broker, s string) error {
+			d, err := parseDuration(s, true)
+			if err != nil {
+				return err
+			}
+			b.FlushInterval = d
+			return nil
+		},
+		get:   func(b *Broker) string { return formatMillis(b.FlushInterval) },
+		check: func(b *Broker) string { return positive(b.FlushInterval) },
+	},
+	{
+		name: "maxMessageSize", doc: "Largest message body accepted, in bytes.",
+		set: func(b *Broker, s string) error {
+			n, err := parseInt(s, 1, maxMessageSizeLimit)
+			if err != nil {
+				return err
+			}
+			b.MaxMessageSize = int(n)
+			return nil
+		},
+		get:   func(b *Broker) string { return itoa(b.MaxMessageSize) },
+		check: func(b *Broker) string { return intRule(int64(b.MaxMessageSize), 1, maxMessageSizeLimit) },
+	},
+	{
+		name: "autoCreateTopicEnable", doc: "Create a topic on first send instead of rejecting it.",
+		set: func(b *Broker, s string) error {
+			v, err := parseBool(s)
+			if err != nil {
+				return err
+			}
+			b.AutoCreateTopicEnable = v
+			return nil
+		},
+		get: func(b *Broker) string { return btoa(b.AutoCreateTopicEnable) },
+	},
+	{
+		name: "defaultTopicQueueNums", doc: "Queues of an automatically created topic.",
+		set: func(b *Broker, s string) error {
+			n, err := parseInt(s, 1, 1024)
+			if err != nil {
+				return err
+			}
+			b.DefaultTopicQueueNums = int(n)
+			return nil
+		},
+		get:   func(b *Broker) string { return itoa(b.DefaultTopicQueueNums) },
+		check: func(b *Broker) string { return intRule(int64(b.DefaultTopicQueueNums), 1, 1024) },
+	},
+	{
+		name: "messageDelayLevel", doc: "Delay of each delay level 1..N, blank-separated, units s, m, h, d.",
+		listSep: " ",
+		set: func(b *Broker, s string) error {
+			levels, err := parseDelayLevels(s)
+			if err == nil {
+				b.MessageDelayLevel = levels
+			}
+			return err
+		},
+		get: func(b *Broker) string { return formatDelayLevels(b.MessageDelayLevel) },
+		check: func(b *Broker) string {
+			if len(b.MessageDelayLevel) == 0 {
+				return "must list at least one delay level"
+			}
+			for i, d := range b.MessageDelayLevel {
+				if d <= 0 {
+					return fmt.Sprintf("level %d must be positive", i+1)
+				}
+			}
+			return ""
+		},
+	},
+	{
+		name: "longPollingEnable", doc: "Hold pull requests that find nothing until a message arrives or the client's suspend timeout passes.",
+		set: func(b *Broker, s string) error {
+			v, err := parseBool(s)
+			if err != nil {
+				return err
+			}
+			b.LongPollingEnable = v
+			return nil
+		},
+		get: func(b *Broker) string { return btoa(b.LongPollingEnable) },
+	},
+	{
+		name: "maxIndexNum", doc: "Index entries per IndexFile.",
+		set: func(b *Broker, s string) error {
+			n, err := parseInt(s, 1, maxIndexFileSize/indexEntrySize)
+			if err != nil {
+				return err
+			}
+			b.MaxIndexNum = int(n)
+			return nil
+		},
+		get:   func(b *Broker) string { return itoa(b.MaxIndexNum) },
+		check: func(b *Broker) string { return intRule(int64(b.MaxIndexNum), 1, maxIndexFileSize/indexEntrySize) },
+	},
+	{
+		name: "maxHashSlotNum", doc: "Hash slots per IndexFile.",
+		set: func(b *Broker, s string) error {
+			n, err := parseInt(s, 1, maxIndexFileSize/indexSlotSize)
+			if err != nil {
+				return err
+			}
+			b.MaxHashSlotNum = int(n)
+			return nil
+		},
+		get:   func(b *Broker) string { return itoa(b.MaxHashSlotNum) },
+		check: func(b *Broker) string { return intRule(int64(b.MaxHashSlotNum), 1, maxIndexFileSize/indexSlotSize) },
+	},
+
+	// Raft (our own keys). Minimums are hashicorp/raft's ValidateConfig rules,
+	// checked here so the operator sees the key name instead of a raft error.
+	durationKey("raftHeartbeatTimeout", "Follower waits this long without contact from the leader before becoming a candidate.",
+		5*time.Millisecond, func(b *Broker) *time.Duration { return &b.Raft.HeartbeatTimeout }),
+	durationKey("raftElectionTimeout", "Candidate waits this long without a leader before starting another election.",
+		5*time.Millisecond, func(b *Broker) *time.Duration { return &b.Raft.ElectionTimeout }),
+	durationKey("raftLeaderLeaseTimeout", "Leader steps down when it cannot reach a quorum for this long; at most raftHeartbeatTimeout.",
+		5*time.Millisecond, func(b *Broker) *time.Duration { return &b.Raft.LeaderLeaseTimeout }),
+	durationKey("raftCommitTimeout", "Leader sends a heartbeat carrying the commit index at least this often when idle.",
+		time.Millisecond, func(b *Broker) *time.Duration { return &b.Raft.CommitTimeout }),
+	durationKey("raftSnapshotInterval", "How often raft checks whether to snapshot.",
+		5*time.Millisecond, func(b *Broker) *time.Duration { return &b.Raft.SnapshotInterval }),
+	{
+		name: "raftSnapshotThreshold", doc: "Raft log entries since the last snapshot that trigger a new one.",
+		set: func(b *Broker, s string) error {
+			n, err := parseInt(s, 1, 1<<62)
+			if err != nil {
+				return err
+			}
+			b.Raft.SnapshotThreshold = uint64(n)
+			return nil
+		},
+		get:   func(b *Broker) string { return u64toa(b.Raft.SnapshotThreshold) },
+		check: func(b *Broker) string { return uintRule(b.Raft.SnapshotThreshold, 1) },
+	},
+	{
+		name: "raftTrailingLogs", doc: "Raft log entries kept after a snapshot so a briefly lagging follower catches up without one.",
+		set: func(b *Broker, s string) error {
+			n, err := parseInt(s, 0, 1<<62)
+			if err != nil {
+				return err
+			}
+			b.Raft.TrailingLogs = uint64(n)
+			return nil
+		},
+		get: func(b *Broker) string { return u64toa(b.Raft.TrailingLogs) },
+	},
+	{
+		name: "raftLogStore", doc: "Raft LogStore: wal (hashicorp/raft-wal) or boltdb (raft-boltdb/v2).",
+		set: func(b *Broker, s string) error {
+			switch k := LogStoreKind(strings.ToLower(strings.TrimSpace(s))); k {
+			case LogStoreWAL, LogStoreBoltDB:
+				b.Raft.LogStore = k
+				return nil
+			}
+			return errors.New("must be wal or boltdb")
+		},
+		get: func(b *Broker) string { return string(b.Raft.LogStore) },
+		check: func(b *Broker) string {
+			if b.Raft.LogStore != LogStoreWAL && b.Raft.LogStore != LogStoreBoltDB {
+				return "must be wal or boltdb"
+			}
+			return ""
+		},
+	},
+	{
+		name: "raftMaxAppendEntries", doc: "Raft log entries per AppendEntries request.",
+		set: func(b *Broker, s string) error {
+			n, err := parseInt(s, 1, 1024)
+			if err != nil {
+				return err
+			}
+			b.Raft.MaxAppendEntries = int(n)
+			return nil
+		},
+		get:   func(b *Broker) string { return itoa(b.Raft.MaxAppendEntries) },
+		check: func(b *Broker) string { return intRule(int64(b.Raft.MaxAppendEntries), 1, 1024) },
+	},
+
+	// Group commit (our own keys).
+	{
+		name: "groupCommitMaxBytes", doc: "Most encoded message bytes coalesced into one raft entry; at least maxMessageSize.",
+		set: func(b *Broker, s string) error {
+			n, err := parseInt(s, 1, maxGroupCommitBytes)
+			if err != nil {
+				return err
+			}
+			b.GroupCommit.MaxBytes = int(n)
+			return nil
+		},
+		get:   func(b *Broker) string { return itoa(b.GroupCommit.MaxBytes) },
+		check: func(b *Broker) string { return intRule(int64(b.GroupCommit.MaxBytes), 1, maxGroupCommitBytes) },
+	},
+	{
+		name: "groupCommitMaxMessages", doc: "Most messages coalesced into one raft entry.",
+		set: func(b *Broker, s string) error {
+			n, err := parseInt(s, 1, 1<<20)
+			if err != nil {
+				return err
+			}
+			b.GroupCommit.MaxMessages = int(n)
+			return nil
+		},
+		get:   func(b *Broker) string { return itoa(b.GroupCommit.MaxMessages) },
+		check: func(b *Broker) string { return intRule(int64(b.GroupCommit.MaxMessages), 1, 1<<20) },
+	},
+	{
+		name: "groupCommitMaxPending", doc: "Sends allowed to wait for a batch; beyond this the broker answers SYSTEM_BUSY.",
+		set: func(b *Broker, s string) error {
+			n, err := parseInt(s, 1, 1<<24)
+			if err != nil {
+				return err
+			}
+			b.GroupCommit.MaxPending = int(n)
+			return nil
+		},
+		get:   func(b *Broker) string { return itoa(b.GroupCommit.MaxPending) },
+		check: func(b *Broker) string { return intRule(int64(b.GroupCommit.MaxPending), 1, 1<<24) },
+	},
+
+	// Operations.
+	durationKey("consumerOffsetFlushInterval", "How often committed consumer offsets are proposed to the group.",
+		time.Millisecond, func(b *Broker) *time.Duration { return &b.ConsumerOffsetFlushInterval }),
+	{
+		name: "adminListen", doc: "HTTP address for /metrics and /health; empty disables.",
+		derivedDefault: "127.0.0.1:<listenPort+2>",
+		set:            func(b *Broker, s string) error { b.AdminListen = strings.TrimSpace(s); return nil },
+		get:            func(b *Broker) string { return b.AdminListen },
+		check:          func(b *Broker) string { return checkListen(b.AdminListen) },
+	},
+	{
+		name: "logLevel", doc: "trace, debug, info, warn or error.",
+		set: func(b *Broker, s string) error {
+			l, err := parseLogLevel(s)
+			if err == nil {
+				b.LogLevel = l
+			}
+			return err
+		},
+		get: func(b *Broker) string { return b.LogLevel },
+		check: func(b *Broker) string {
+			if l, err := parseLogLevel(b.LogLevel); err != nil || l != b.LogLevel {
+				return "must be one of " + strings.Join(logLevels, "|")
+			}
+			return ""
+		},
+	},
+}
+
+// durationKey is a row for one of our own Go-syntax duration keys.
+func durationKey(name, doc string, least time.Duration, field func(*Broker) *time.Duration) keySpec[Broker] {
+	return keySpec[Broker]{
+		name: name, doc: doc,
+		set: func(b *Broker, s string) error {
+			d, err := parseDuration(s, false)
+			if err != nil {
+				return err
+			}
+			*field(b) = d
+			return nil
+		},
+		get: func(b *Broker) string { return field(b).String() },
+		check: func(b *Broker) string {
+			if *field(b) < least {
+				return "must be at least " + least.String()
+			}
+			return ""
+		},
+	}
+}
+
+// crossCheck holds the rules that tie keys together; each problem is reported on
+// the key an operator would change.
+func (b *Broker) crossCheck() problems {
+	var probs problems
+	r := b.Raft
+	if r.LeaderLeaseTimeout > r.HeartbeatTimeout {
+		probs.add("raftLeaderLeaseTimeout", r.LeaderLeaseTimeout.String(),
+			"must be at most raftHeartbeatTimeout ("+r.HeartbeatTimeout.String()+")")
+	}
+	if r.ElectionTimeout < r.HeartbeatTimeout {
+		probs.add("raftElectionTimeout", r.ElectionTimeout.String(),
+			"must be at least raftHeartbeatTimeout ("+r.HeartbeatTimeout.String()+")")
+	}
+	if b.MappedFileSizeCommitLog < int64(b.MaxMessageSize)+messageOverhead {
+		probs.add("mappedFileSizeCommitLog", i64toa(b.MappedFileSizeCommitLog), fmt.Sprintf(
+			"must be at least maxMessageSize+%d (%d) so one largest message fits in a segment",
+			messageOverhead, int64(b.MaxMessageSize)+messageOverhead))
+	}
+	if b.GroupCommit.MaxBytes < b.MaxMessageSize {
+		probs.add("groupCommitMaxBytes", itoa(b.GroupCommit.MaxBytes),
+			"must be at least maxMessageSize ("+itoa(b.MaxMessageSize)+") so one largest message fits in a batch")
+	}
+	if b.GroupCommit.MaxPending < b.GroupCommit.MaxMessages {
+		probs.add("groupCommitMaxPending", itoa(b.GroupCommit.MaxPending),
+			"must be at least groupCommitMaxMessages ("+itoa(b.GroupCommit.MaxMessages)+")")
+	}
+	if size := int64(indexHeaderSize) + int64(b.MaxHashSlotNum)*indexSlotSize + int64(b.MaxIndexNum)*indexEntrySize; size > maxIndexFileSize {
+		probs.add("maxIndexNum", itoa(b.MaxIndexNum), fmt.Sprintf(
+			"with maxHashSlotNum=%d makes an IndexFile of %d bytes; must be at most %d", b.MaxHashSlotNum, size, maxIndexFileSize))
+	}
+	// Port clashes on this node: remoting, admin HTTP and our raft address.
+	adminPort := portOf(b.AdminListen)
+	if adminPort != 0 && adminPort == b.ListenPort {
+		probs.add("adminListen", b.AdminListen, "port must differ from listenPort ("+itoa(b.ListenPort)+")")
+	}
+	if self, _, err := b.Self(); err == nil {
+		raftPort := portOf(self.Addr)
+		switch raftPort {
+		case b.ListenPort:
+			probs.add("dLegerPeers", formatPeers(b.Peers), fmt.Sprintf(
+				"raft address of %s (%s) must not use listenPort (%d)", self.ID, self.Addr, b.ListenPort))
+		case adminPort:
+			probs.add("dLegerPeers", formatPeers(b.Peers), fmt.Sprintf(
+				"raft address of %s (%s) must not use the adminListen port (%d)", self.ID, self.Addr, adminPort))
+		}
+	}
+	return probs
+}
+
+func checkPeers(peers []Peer) string {
+	if len(peers) == 0 {
+		return "must list at least one peer as id-host:port"
+	}
+	ids := make(map[string]bool, len(peers))
+	addrs := make(map[string]string, len(peers))
+	for _, p := range peers {
+		if p.ID == "" || strings.ContainsAny(p.ID, "-; \t") {
+			return fmt.Sprintf("peer id %q must be non-empty without '-', ';' or blanks", p.ID)
+		}
+		if err := checkHostPort(p.Addr, false); err != nil {
+			return fmt.Sprintf("peer %s address %q %v", p.ID, p.Addr, err)
+		}
+		if ids[p.ID] {
+			return "duplicate peer id " + p.ID
+		}
+		ids[p.ID] = true
+		if other, dup := addrs[p.Addr]; dup {
+			return fmt.Sprintf("peers %s and %s share address %s", other, p.ID, p.Addr)
+		}
+		addrs[p.Addr] = p.ID
+	}
+	return ""
+}
+
+func hasPeer(peers []Peer, id string) bool {
+	for _, p := range peers {
+		if p.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func peerIDs(peers []Peer) string {
+	ids := make([]string, len(peers))
+	for i, p := range peers {
+		ids[i] = p.ID
+	}
+	return strings.Join(ids, ", ")
+}
+
+func intRule(n, lo, hi int64) string {
+	if n < lo || n > hi {
+		return rangeRule(lo, hi)
+	}
+	return ""
+}
+
+func uintRule(n, lo uint64) string {
+	if n < lo {
+		return "must be at least " + u64toa(lo)
+	}
+	return ""
+}
+
+func positive(d time.Duration) string {
+	if d <= 0 {
+		return "must be positive"
+	}
+	return ""
+}
+
+func nonEmpty(s string) string {
+	if s == "" {
+		return "must not be empty"
+	}
+	return ""
+}
+
+// checkListen validates a listen address; "" (disabled) is fine and an empty
+// host means every interface.
+func checkListen(addr string) string {
+	if addr == "" {
+		return ""
+	}
+	if err := checkHostPort(addr, true); err != nil {
+		return err.Error()
+	}
+	return ""
+}

@@ -1,0 +1,166 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Namesrv is the nameserver's configuration (namesrv.conf).
+type Namesrv struct {
+	ListenPort          int           // listenPort
+	ListenAddr          string        // listenAddr: IP or host to bind; "" or 0.0.0.0 = every interface
+	BrokerExpireTimeout time.Duration // brokerExpireTimeout: a broker silent this long is dropped from routes
+	LogLevel            string        // logLevel
+	AdminListen         string        // adminListen: HTTP metrics/health; "" disables
+}
+
+// DefaultNamesrv returns the defaults: 127.0.0.1:9876, brokers expire after 120s.
+func DefaultNamesrv() Namesrv {
+	return Namesrv{
+		ListenPort:          DefaultNamesrvListenPort,
+		ListenAddr:          "127.0.0.1",
+		BrokerExpireTimeout: 120 * time.Second,
+		LogLevel:            "info",
+		AdminListen:         defaultAdminListen(DefaultNamesrvListenPort),
+	}
+}
+
+// Addr is the address the nameserver listens on, listenAddr:listenPort.
+func (n Namesrv) Addr() string {
+	return net.JoinHostPort(n.ListenAddr, strconv.Itoa(n.ListenPort))
+}
+
+// LoadNamesrv reads path (format by extension), applies it over DefaultNamesrv
+// and validates.
+func LoadNamesrv(path string) (Namesrv, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Namesrv{}, fmt.Errorf("config: read namesrv config %s: %w", path, err)
+	}
+	n, err := ParseNamesrv(data, FormatFromPath(path))
+	if err != nil {
+		return Namesrv{}, fmt.Errorf("config: namesrv config %s:\n%w", path, err)
+	}
+	return n, nil
+}
+
+// ParseNamesrv applies data over DefaultNamesrv and validates; adminListen
+// defaults to 127.0.0.1:<listenPort+2>.
+func ParseNamesrv(data []byte, format Format) (Namesrv, error) {
+	entries, probs, err := decode(data, format)
+	if err != nil {
+		return Namesrv{}, err
+	}
+	n := DefaultNamesrv()
+	set, setProbs := applyEntries(namesrvKeys, entries, &n)
+	probs = append(probs, setProbs...)
+	if !set["adminListen"] {
+		n.AdminListen = defaultAdminListen(n.ListenPort)
+		if n.AdminListen == "" {
+			probs.add("adminListen", "", fmt.Sprintf(
+				"default listenPort+%d is above 65535; set adminListen, or set it empty to disable", adminPortOffset))
+		}
+	}
+	probs = append(probs, dropKeys(n.validate(), probs)...)
+	if err := probs.err(); err != nil {
+		return Namesrv{}, err
+	}
+	return n, nil
+}
+
+// Validate checks every key, returning a *ValidationError listing all problems, or nil.
+func (n Namesrv) Validate() error { return n.validate().err() }
+
+func (n Namesrv) validate() problems {
+	probs := checkAll(namesrvKeys, &n)
+	if p := portOf(n.AdminListen); p != 0 && p == n.ListenPort && !dropped(probs, "adminListen") {
+		probs.add("adminListen", n.AdminListen, "port must differ from listenPort ("+itoa(n.ListenPort)+")")
+	}
+	return probs
+}
+
+func dropped(ps problems, key string) bool {
+	for _, p := range ps {
+		if p.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// NamesrvKeys documents every namesrv.conf key, in file order.
+func NamesrvKeys() []KeyDoc { return keyDocs(namesrvKeys, DefaultNamesrv()) }
+
+var namesrvKeys = []keySpec[Namesrv]{
+	{
+		name: "listenPort", doc: "TCP port of the RocketMQ remoting protocol.",
+		set: func(n *Namesrv, s string) error {
+			p, err := parseInt(s, 1, 65535)
+			if err != nil {
+				return err
+			}
+			n.ListenPort = int(p)
+			return nil
+		},
+		get:   func(n *Namesrv) string { return itoa(n.ListenPort) },
+		check: func(n *Namesrv) string { return intRule(int64(n.ListenPort), 1, 65535) },
+	},
+	{
+		name: "listenAddr", doc: "IP or host name to bind; empty or 0.0.0.0 binds every interface.",
+		set: func(n *Namesrv, s string) error { n.ListenAddr = strings.TrimSpace(s); return nil },
+		get: func(n *Namesrv) string { return n.ListenAddr },
+		check: func(n *Namesrv) string {
+			if n.ListenAddr == "" {
+				return ""
+			}
+			return checkHost(n.ListenAddr)
+		},
+	},
+	{
+		name: "brokerExpireTimeout", doc: "A broker that has not re-registered for this long is removed from routes.",
+		set: func(n *Namesrv, s string) error {
+			d, err := parseDuration(s, false)
+			if err != nil {
+				return err
+			}
+			n.BrokerExpireTimeout = d
+			return nil
+		},
+		get: func(n *Namesrv) string { return n.BrokerExpireTimeout.String() },
+		check: func(n *Namesrv) string {
+			if n.BrokerExpireTimeout < time.Second {
+				return "must be at least 1s"
+			}
+			return ""
+		},
+	},
+	{
+		name: "logLevel", doc: "trace, debug, info, warn or error.",
+		set: func(n *Namesrv, s string) error {
+			l, err := parseLogLevel(s)
+			if err != nil {
+				return err
+			}
+			n.LogLevel = l
+			return nil
+		},
+		get: func(n *Namesrv) string { return n.LogLevel },
+		check: func(n *Namesrv) string {
+			if l, err := parseLogLevel(n.LogLevel); err != nil || l != n.LogLevel {
+				return "must be one of " + strings.Join(logLevels, "|")
+			}
+			return ""
+		},
+	},
+	{
+		name: "adminListen", doc: "HTTP address for /metrics and /health; empty disables.",
+		derivedDefault: "127.0.0.1:<listenPort+2>",
+		set:            func(n *Namesrv, s string) error { n.AdminListen = strings.TrimSpace(s); return nil },
+		get:            func(n *Namesrv) string { return n.AdminListen },
+		check:          func(n *Namesrv) string { return checkListen(n.AdminListen) },
+	},
+}
