@@ -1,0 +1,118 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Callers match them with errors.Is; messages carry identifiers.
+var (
+	// ErrFrameTooLarge: a frame's declared length exceeds the configured limit (or an
+	// encoded frame cannot be represented on the wire).
+	ErrFrameTooLarge = errors.New("transport: frame too large")
+	// ErrMalformedFrame: bytes that are not a valid remoting frame or header. The
+	// connection they came from must be closed: framing is lost.
+	ErrMalformedFrame = errors.New("transport: malformed frame")
+	// ErrConnClosed: the connection closed before the request was written or answered.
+	ErrConnClosed = errors.New("transport: connection closed")
+	// ErrClientClosed: the Client was closed.
+	ErrClientClosed = errors.New("transport: client closed")
+	// ErrServerClosed: the Server was closed (or Start was called twice).
+	ErrServerClosed = errors.New("transport: server closed")
+)
+
+// Flag bits (RemotingCommand.java RPC_TYPE / RPC_ONEWAY).
+const (
+	flagResponse int32 = 1 << 0
+	flagOneway   int32 = 1 << 1
+)
+
+// ProtocolVersion is the version this side puts in every command it creates:
+// MQVersion.Version ordinal 401 = V4_9_4. The Go client only compares a broker's version
+// with V4_1_0 (which it defines as 0); Java clients gate a few 4.x features on it. It must
+// fit int16 (the Go client fails to decode 40000).
+const ProtocolVersion int16 = 401
+
+// LanguageGo is the language name this side announces.
+const LanguageGo = "GO"
+
+// Command is one RocketMQ remoting command: a request or a response.
+type Command struct {
+	Code      int16 // request code for requests, response code for responses
+	Language  string
+	Version   int16
+	Opaque    int32
+	Flag      int32 // bit0 response, bit1 oneway
+	Remark    string
+	ExtFields map[string]string
+	Body      []byte
+	// BodyParts is appended after Body when writing (zero-copy responses, e.g. mmap slices of stored messages).
+	BodyParts [][]byte
+	// OnWritten, if set, is called once after the frame was written or failed to be written (releases BodyParts).
+	OnWritten func()
+}
+
+// NewRequest builds a request. The opaque is assigned when the request is sent
+// (Client.Invoke, Conn.Invoke and their oneway variants overwrite it).
+func NewRequest(code RequestCode, ext map[string]string, body []byte) *Command {
+	return &Command{
+		Code:      int16(code),
+		Language:  LanguageGo,
+		Version:   ProtocolVersion,
+		ExtFields: ext,
+		Body:      body,
+	}
+}
+
+// NewResponse builds a response. The server fills in the opaque of the request it answers.
+func NewResponse(code ResponseCode, remark string) *Command {
+	return &Command{
+		Code:     int16(code),
+		Language: LanguageGo,
+		Version:  ProtocolVersion,
+		Flag:     flagResponse,
+		Remark:   remark,
+	}
+}
+
+// IsResponse reports whether flag bit0 is set.
+func (c *Command) IsResponse() bool { return c.Flag&flagResponse != 0 }
+
+// IsOneway reports whether flag bit1 is set. The Go client never sets it, even for
+// oneway sends; Java clients do.
+func (c *Command) IsOneway() bool { return c.Flag&flagOneway != 0 }
+
+// RequestCode returns Code as a request code.
+func (c *Command) RequestCode() RequestCode { return RequestCode(c.Code) }
+
+// ResponseCode returns Code as a response code.
+func (c *Command) ResponseCode() ResponseCode { return ResponseCode(c.Code) }
+
+// BodyLen is the number of body bytes the frame carries: Body plus every BodyParts slice.
+func (c *Command) BodyLen() int {
+	n := len(c.Body)
+	for _, p := range c.BodyParts {
+		n += len(p)
+	}
+	return n
+}
+
+// String describes the command for logs (no body bytes).
+func (c *Command) String() string {
+	var code string
+	if c.IsResponse() {
+		code = c.ResponseCode().String()
+	} else {
+		code = c.RequestCode().String()
+	}
+	return fmt.Sprintf("code=%s opaque=%d flag=%d remark=%q ext=%v body=%dB",
+		code, c.Opaque, c.Flag, c.Remark, c.ExtFields, c.BodyLen())
+}
+
+// written runs OnWritten at most once.
+func (c *Command) written() {
+	if f := c.OnWritten; f != nil {
+		c.OnWritten = nil
+		f()
+	}
+}

@@ -1,0 +1,396 @@
+package transport
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Handler serves requests that arrive on a connection. A nil response means nothing is
+// sent; the transport fills in the response's opaque and sets its response flag. ctx is
+// cancelled when the connection closes or the server shuts down.
+type Handler interface {
+	ServeRemoting(ctx context.Context, conn *Conn, req *Command) *Command
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, conn *Conn, req *Command) *Command
+
+// ServeRemoting calls f.
+func (f HandlerFunc) ServeRemoting(ctx context.Context, conn *Conn, req *Command) *Command {
+	return f(ctx, conn, req)
+}
+
+const (
+	// DefaultMaxInFlight bounds the handlers running at once for one connection. When it
+	// is reached the connection stops being read, which pushes back on the peer through TCP.
+	DefaultMaxInFlight = 1024
+	// DefaultReadIdleTimeout matches the Go client's own 120 s read deadline and Java's
+	// channel expiry.
+	DefaultReadIdleTimeout = 120 * time.Second
+	// DefaultWriteTimeout bounds one vectored write of queued frames.
+	DefaultWriteTimeout = 15 * time.Second
+
+	readBufferSize = 64 << 10
+	// maxWriteBatch bounds the frames gathered into one writev so the write deadline
+	// stays meaningful for each batch.
+	maxWriteBatch = 128
+)
+
+var (
+	connIDs       atomic.Uint64
+	opaqueCounter atomic.Int32
+)
+
+// nextOpaque returns a process-wide request id, like the Go client's counter (starts at 1).
+func nextOpaque() int32 { return opaqueCounter.Add(1) }
+
+// connOptions are what a Conn needs from its owner (Server or Client).
+type connOptions struct {
+	maxFrame     int
+	readIdle     time.Duration // 0: no read deadline
+	writeTimeout time.Duration
+	maxInFlight  int
+	handler      Handler // nil: incoming requests are dropped
+	logger       hclog.Logger
+	handlers     *sync.WaitGroup // counts running handler goroutines
+	onClose      func(*Conn)     // called once, after the connection closed
+}
+
+// outFrame is one queued frame: its encoded prefix and header, then cmd's body slices.
+type outFrame struct {
+	prefix []byte
+	cmd    *Command
+}
+
+// Conn is one remoting connection, accepted by a Server or dialled by a Client. Requests
+// arriving on it run concurrently (one goroutine each, bounded); all writes go through one
+// writer goroutine so frames never interleave. It is safe for concurrent use.
+type Conn struct {
+	id     uint64
+	nc     net.Conn
+	remote string
+	opts   connOptions
+	logger hclog.Logger
+
+	ctx    context.Context // cancelled on Close; handed to handlers
+	cancel context.CancelFunc
+	sem    chan struct{} // in-flight handler slots
+
+	qmu     sync.Mutex
+	queue   []outFrame // Invariant: empty once qclosed is set; every frame in it gets OnWritten exactly once.
+	qclosed bool
+	wake    chan struct{} // capacity 1: "queue not empty"
+
+	pmu     sync.Mutex
+	pending map[int32]chan *Command // opaque → waiter of a request this side sent
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	loops     sync.WaitGroup // reader + writer
+}
+
+func newConn(parent context.Context, nc net.Conn, opts connOptions) *Conn {
+	if opts.maxFrame <= 0 {
+		opts.maxFrame = DefaultMaxFrameSize
+	}
+	if opts.writeTimeout <= 0 {
+		opts.writeTimeout = DefaultWriteTimeout
+	}
+	if opts.maxInFlight <= 0 {
+		opts.maxInFlight = DefaultMaxInFlight
+	}
+	id := connIDs.Add(1)
+	c := &Conn{
+		id:      id,
+		nc:      nc,
+		remote:  nc.RemoteAddr().String(),
+		opts:    opts,
+		sem:     make(chan struct{}, opts.maxInFlight),
+		wake:    make(chan struct{}, 1),
+		pending: make(map[int32]chan *Command),
+		closed:  make(chan struct{}),
+	}
+	c.logger = opts.logger.With("conn", id, "remote", c.remote)
+	c.ctx, c.cancel = context.WithCancel(parent)
+	return c
+}
+
+// start launches the reader and writer goroutines.
+func (c *Conn) start() {
+	c.loops.Add(2)
+	go c.writeLoop()
+	go c.readLoop()
+}
+
+// ID is unique among the connections of this process.
+func (c *Conn) ID() uint64 { return c.id }
+
+// RemoteAddr is the peer's "ip:port".
+func (c *Conn) RemoteAddr() string { return c.remote }
+
+// Closed is closed once the connection is closed.
+func (c *Conn) Closed() <-chan struct{} { return c.closed }
+
+// Close closes the connection: pending Invokes fail with ErrConnClosed, queued frames are
+// dropped (their OnWritten still runs) and handler contexts are cancelled. Idempotent.
+func (c *Conn) Close() error {
+	var err error
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		c.cancel()
+		err = c.nc.Close()
+	})
+	return err
+}
+
+// Invoke sends req as a request and waits for the response with the same opaque, until
+// ctx ends or the connection closes. It assigns req.Opaque and clears the response flag.
+func (c *Conn) Invoke(ctx context.Context, req *Command) (*Command, error) {
+	req.Opaque = nextOpaque()
+	req.Flag &^= flagResponse | flagOneway
+	ch := make(chan *Command, 1)
+	c.pmu.Lock()
+	c.pending[req.Opaque] = ch
+	c.pmu.Unlock()
+	if err := c.send(req); err != nil {
+		c.forget(req.Opaque)
+		return nil, c.invokeErr(req, err)
+	}
+	select {
+	case resp := <-ch:
+		return resp, nil
+	case <-ctx.Done():
+		c.forget(req.Opaque)
+		return nil, c.invokeErr(req, ctx.Err())
+	case <-c.closed:
+		c.forget(req.Opaque)
+		select {
+		case resp := <-ch: // answered just before the close
+			return resp, nil
+		default:
+		}
+		return nil, c.invokeErr(req, ErrConnClosed)
+	}
+}
+
+// InvokeOneway sends req with the oneway flag and returns once it is queued for writing.
+func (c *Conn) InvokeOneway(req *Command) error {
+	req.Opaque = nextOpaque()
+	req.Flag = req.Flag&^flagResponse | flagOneway
+	if err := c.send(req); err != nil {
+		return c.invokeErr(req, err)
+	}
+	return nil
+}
+
+func (c *Conn) invokeErr(req *Command, err error) error {
+	return fmt.Errorf("invoke code=%d opaque=%d remote=%s: %w", req.Code, req.Opaque, c.remote, err)
+}
+
+func (c *Conn) forget(opaque int32) {
+	c.pmu.Lock()
+	delete(c.pending, opaque)
+	c.pmu.Unlock()
+}
+
+// send encodes cmd in the caller's goroutine and queues it for the writer. On error
+// cmd's OnWritten has already run.
+func (c *Conn) send(cmd *Command) error {
+	prefix, err := encodePrefix(cmd)
+	if err != nil {
+		cmd.written()
+		return err
+	}
+	c.qmu.Lock()
+	if c.qclosed {
+		c.qmu.Unlock()
+		cmd.written()
+		return ErrConnClosed
+	}
+	c.queue = append(c.queue, outFrame{prefix: prefix, cmd: cmd})
+	c.qmu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default: // already signalled
+	}
+	return nil
+}
+
+// writeLoop is the only goroutine writing to the socket. It gathers queued frames into one
+// vectored write (header, Body and BodyParts slices are never copied).
+func (c *Conn) writeLoop() {
+	defer c.loops.Done()
+	defer c.failQueue()
+	var backing net.Buffers
+	var batch []outFrame
+	for {
+		select {
+		case <-c.wake:
+		case <-c.closed:
+			return
+		}
+		for {
+			c.qmu.Lock()
+			n := min(len(c.queue), maxWriteBatch)
+			batch = append(batch[:0], c.queue[:n]...)
+			rest := copy(c.queue, c.queue[n:])
+			clear(c.queue[rest:])
+			c.queue = c.queue[:rest]
+			c.qmu.Unlock()
+			if n == 0 {
+				break
+			}
+			bufs := backing[:0]
+			for _, f := range batch {
+				bufs = frameBuffers(bufs, f.prefix, f.cmd)
+			}
+			backing = bufs
+			_ = c.nc.SetWriteDeadline(time.Now().Add(c.opts.writeTimeout))
+			_, err := bufs.WriteTo(c.nc) // WriteTo consumes its receiver, not backing
+			clear(backing)
+			for i := range batch {
+				batch[i].cmd.written()
+				batch[i] = outFrame{}
+			}
+			if err != nil {
+				if !c.isClosed() {
+					c.logger.Debug("write failed, closing connection", "error", err)
+				}
+				_ = c.Close()
+				return
+			}
+		}
+	}
+}
+
+// failQueue stops further sends and releases the frames that will never be written.
+func (c *Conn) failQueue() {
+	c.qmu.Lock()
+	c.qclosed = true
+	dropped := c.queue
+	c.queue = nil
+	c.qmu.Unlock()
+	for _, f := range dropped {
+		f.cmd.written()
+	}
+}
+
+func (c *Conn) isClosed() bool {
+	select {
+	case <-c.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// readLoop decodes frames until the connection fails. Responses go to the waiting
+// Invoke; requests each get a goroutine.
+func (c *Conn) readLoop() {
+	defer c.loops.Done()
+	defer func() {
+		_ = c.Close()
+		if c.opts.onClose != nil {
+			c.opts.onClose(c)
+		}
+	}()
+	br := bufio.NewReaderSize(c.nc, readBufferSize)
+	for {
+		if c.opts.readIdle > 0 {
+			_ = c.nc.SetReadDeadline(time.Now().Add(c.opts.readIdle))
+		}
+		cmd, err := DecodeFrame(br, c.opts.maxFrame)
+		if err != nil {
+			c.logReadError(err)
+			return
+		}
+		if cmd.IsResponse() {
+			c.deliver(cmd)
+			continue
+		}
+		if c.opts.handler == nil {
+			c.logger.Debug("dropping request: no handler", "code", cmd.RequestCode(), "opaque", cmd.Opaque)
+			continue
+		}
+		select {
+		case c.sem <- struct{}{}:
+		case <-c.closed:
+			return
+		}
+		c.opts.handlers.Add(1)
+		go c.serve(cmd)
+	}
+}
+
+func (c *Conn) logReadError(err error) {
+	switch {
+	case c.isClosed() || errors.Is(err, net.ErrClosed):
+		// closed by this side; nothing to report
+	case errors.Is(err, ErrMalformedFrame) || errors.Is(err, ErrFrameTooLarge):
+		c.logger.Warn("closing connection: undecodable frame", "error", err)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		c.logger.Info("closing idle connection", "idle", c.opts.readIdle)
+	case errors.Is(err, io.EOF):
+		c.logger.Debug("peer closed connection")
+	default:
+		c.logger.Debug("closing connection: read failed", "error", err)
+	}
+}
+
+func (c *Conn) deliver(resp *Command) {
+	c.pmu.Lock()
+	ch, ok := c.pending[resp.Opaque]
+	delete(c.pending, resp.Opaque)
+	c.pmu.Unlock()
+	if !ok {
+		// Late reply after a timeout, or a peer answering a oneway request.
+		c.logger.Debug("dropping response with unknown opaque", "opaque", resp.Opaque, "code", resp.ResponseCode())
+		return
+	}
+	ch <- resp // buffered, one send per registration
+}
+
+// serve runs the handler for one request and queues its response. A handler panic is
+// logged with its stack and answered with SYSTEM_ERROR instead of taking the process
+// down: one bad request must not drop every client of the broker.
+func (c *Conn) serve(req *Command) {
+	defer func() {
+		<-c.sem
+		c.opts.handlers.Done()
+	}()
+	resp := c.callHandler(req)
+	if resp == nil {
+		return
+	}
+	if req.IsOneway() {
+		resp.written() // Java semantics: a oneway request is never answered
+		return
+	}
+	resp.Opaque = req.Opaque
+	resp.Flag |= flagResponse
+	if err := c.send(resp); err != nil {
+		c.logger.Debug("response not sent", "code", req.RequestCode(), "opaque", req.Opaque, "error", err)
+	}
+}
+
+func (c *Conn) callHandler(req *Command) (resp *Command) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.logger.Error("handler panicked", "code", req.RequestCode(), "opaque", req.Opaque,
+				"panic", r, "stack", string(debug.Stack()))
+			resp = NewResponse(SystemError, "internal error")
+		}
+	}()
+	return c.opts.handler.ServeRemoting(c.ctx, c, req)
+}
