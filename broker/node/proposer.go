@@ -1,0 +1,361 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/raft"
+)
+
+// Proposer defaults. 4 MiB is RocketMQ's maxMessageSize, so one maximal message
+// always fits an entry on its own; 1024 messages bounds the work of one Apply.
+const (
+	DefaultMaxBatchBytes    = 4 << 20
+	DefaultMaxBatchMessages = 1024
+	// DefaultMaxInflight entries proposed but not yet applied. raft's leader loop
+	// gathers everything sitting in its applyCh into one disk write (BatchApplyCh),
+	// so a few entries in flight keep the disk and the followers busy while the
+	// next entry fills up. Measured in bench_test.go: deeper pipelines only make
+	// the entries smaller.
+	DefaultMaxInflight = 4
+	// DefaultMaxPending messages waiting for an entry before callers get ErrBusy.
+	DefaultMaxPending = 16384
+)
+
+// ProposerConfig bounds group commit. Zero values take the defaults above.
+type ProposerConfig struct {
+	// MaxBatchBytes caps the message bytes coalesced into one raft entry. A single
+	// caller whose messages exceed it still gets an entry of its own.
+	MaxBatchBytes int
+	// MaxBatchMessages caps the messages per entry; 1 disables group commit.
+	MaxBatchMessages int
+	// MaxInflight caps entries handed to raft and not yet applied (pipelining).
+	MaxInflight int
+	// MaxPending caps messages queued for an entry; beyond it Propose fails fast
+	// with ErrBusy (the broker answers SYSTEM_BUSY).
+	MaxPending int
+}
+
+func (c ProposerConfig) withDefaults() ProposerConfig {
+	if c.MaxBatchBytes <= 0 {
+		c.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	if c.MaxBatchMessages <= 0 {
+		c.MaxBatchMessages = DefaultMaxBatchMessages
+	}
+	if c.MaxInflight <= 0 {
+		c.MaxInflight = DefaultMaxInflight
+	}
+	if c.MaxPending <= 0 {
+		c.MaxPending = DefaultMaxPending
+	}
+	return c
+}
+
+// proposeFunc encodes msgs as one command and hands it to raft without waiting
+// for the outcome. It may be called only from the proposer's batching goroutine.
+type proposeFunc func(msgs [][]byte) raft.ApplyFuture
+
+// resultsFunc turns an applied entry's FSM response into one result per message
+// (n of them, in proposal order) or the error the FSM reported for the entry.
+type resultsFunc[R any] func(resp any, n int) ([]R, error)
+
+// ProposerStats counts what the proposer handed to raft.
+type ProposerStats struct {
+	Entries  uint64 // raft entries proposed
+	Messages uint64 // messages in those entries
+}
+
+// request is one Propose call. Its fields after done is closed belong to the
+// caller; before that, to the proposer.
+type request[R any] struct {
+	msgs  [][]byte
+	bytes int
+	// state is guarded by proposer.mu.
+	state   requestState
+	results []R
+	err     error
+	done    chan struct{}
+}
+
+type requestState uint8
+
+const (
+	requestQueued requestState = iota
+	requestTaken               // in an entry: the outcome belongs to raft now
+	requestCancelled
+)
+
+// entry is one proposed raft entry and the callers whose messages it carries.
+type entry[R any] struct {
+	fut   raft.ApplyFuture
+	reqs  []*request[R]
+	count int
+}
+
+// proposer coalesces concurrent Propose calls into raft entries.
+//
+// Concurrency: callers enqueue under mu and wait on their request's done
+// channel. One batching goroutine takes queued requests, proposes an entry and
+// passes its future to one completion goroutine, which waits for futures in
+// proposal order (raft applies them in that order) and hands every caller its
+// own slice of the entry's results. slots bounds the entries in flight. There
+// is no goroutine per call or per message.
+type proposer[R any] struct {
+	cfg     ProposerConfig
+	propose proposeFunc
+	results resultsFunc[R]
+
+	mu sync.Mutex
+	// queue holds requests in arrival order; cancelled ones are skipped.
+	queue []*request[R]
+	// pending is the message count of queued (not cancelled) requests.
+	// Invariant: pending == sum(len(r.msgs)) over r in queue with state queued.
+	pending int
+	closed  bool
+
+	wake     chan struct{} // cap 1: queue became non-empty
+	slots    chan struct{} // cap MaxInflight: one token per entry in flight
+	inflight chan *entry[R]
+	stop     chan struct{}
+	batchWG  sync.WaitGroup
+	doneWG   sync.WaitGroup
+	stopOnce sync.Once
+
+	entries  atomic.Uint64
+	messages atomic.Uint64
+}
+
+func newProposer[R any](cfg ProposerConfig, propose proposeFunc, results resultsFunc[R]) *proposer[R] {
+	cfg = cfg.withDefaults()
+	p := &proposer[R]{
+		cfg:      cfg,
+		propose:  propose,
+		results:  results,
+		wake:     make(chan struct{}, 1),
+		slots:    make(chan struct{}, cfg.MaxInflight),
+		inflight: make(chan *entry[R], cfg.MaxInflight),
+		stop:     make(chan struct{}),
+	}
+	p.batchWG.Add(1)
+	p.doneWG.Add(1)
+	go p.batchLoop()
+	go p.completeLoop()
+	return p
+}
+
+// Propose replicates msgs (pre-encoded messages) in one raft entry, possibly
+// shared with other callers, and returns one result per message once the entry
+// is applied on this node. Errors: ErrBusy, ErrNotLeader and ErrClosed mean the
+// messages were definitely not applied; ErrUnknownOutcome means they may or may
+// not have been; a ctx error before the entry was proposed means not applied.
+func (p *proposer[R]) Propose(ctx context.Context, msgs [][]byte) ([]R, error) {
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r := &request[R]{msgs: msgs, done: make(chan struct{})}
+	for _, m := range msgs {
+		r.bytes += len(m)
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if p.pending > 0 && p.pending+len(msgs) > p.cfg.MaxPending {
+		pending := p.pending
+		p.mu.Unlock()
+		return nil, fmt.Errorf("propose messages=%d pending=%d max=%d: %w", len(msgs), pending, p.cfg.MaxPending, ErrBusy)
+	}
+	p.queue = append(p.queue, r)
+	p.pending += len(msgs)
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+
+	select {
+	case <-r.done:
+		return r.results, r.err
+	case <-ctx.Done():
+	}
+	p.mu.Lock()
+	if r.state == requestQueued {
+		r.state = requestCancelled
+		p.pending -= len(r.msgs)
+		p.mu.Unlock()
+		return nil, ctx.Err()
+	}
+	p.mu.Unlock()
+	// Taken: the entry may commit after we stop waiting.
+	return nil, fmt.Errorf("%w: %w", ErrUnknownOutcome, ctx.Err())
+}
+
+// Stats reports the entries and messages proposed so far.
+func (p *proposer[R]) Stats() ProposerStats {
+	return ProposerStats{Entries: p.entries.Load(), Messages: p.messages.Load()}
+}
+
+// Close fails queued calls with ErrClosed, stops proposing and waits until every
+// entry in flight has an outcome. Entries in flight resolve only when raft
+// answers them, so the node shuts raft down before (or while) closing this.
+func (p *proposer[R]) Close() {
+	p.stopOnce.Do(func() {
+		p.mu.Lock()
+		p.closed = true
+		p.mu.Unlock()
+		close(p.stop)
+	})
+	p.batchWG.Wait()
+	p.doneWG.Wait()
+}
+
+func (p *proposer[R]) batchLoop() {
+	defer p.batchWG.Done()
+	defer close(p.inflight)
+	defer p.failQueued()
+	for {
+		select {
+		case p.slots <- struct{}{}:
+		case <-p.stop:
+			return
+		}
+		reqs, msgs, ok := p.take()
+		if !ok {
+			return
+		}
+		fut := p.propose(msgs)
+		p.entries.Add(1)
+		p.messages.Add(uint64(len(msgs)))
+		// Never blocks: slots admits at most cap(inflight) entries.
+		p.inflight <- &entry[R]{fut: fut, reqs: reqs, count: len(msgs)}
+	}
+}
+
+// take waits for queued requests and removes the longest prefix that fits the
+// batch bounds (at least one request), marking them taken.
+func (p *proposer[R]) take() ([]*request[R], [][]byte, bool) {
+	for {
+		p.mu.Lock()
+		var (
+			reqs         []*request[R]
+			count, bytes int
+			i            int
+		)
+		for ; i < len(p.queue); i++ {
+			r := p.queue[i]
+			if r.state != requestQueued {
+				p.queue[i] = nil
+				continue
+			}
+			if len(reqs) > 0 && (count+len(r.msgs) > p.cfg.MaxBatchMessages || bytes+r.bytes > p.cfg.MaxBatchBytes) {
+				break
+			}
+			r.state = requestTaken
+			p.queue[i] = nil
+			reqs = append(reqs, r)
+			count += len(r.msgs)
+			bytes += r.bytes
+		}
+		p.queue = p.queue[i:]
+		if len(p.queue) == 0 {
+			p.queue = p.queue[:0:0] // let the backing array go
+		}
+		p.pending -= count
+		more := len(p.queue) > 0
+		p.mu.Unlock()
+		if more {
+			select {
+			case p.wake <- struct{}{}:
+			default:
+			}
+		}
+		if len(reqs) > 0 {
+			msgs := make([][]byte, 0, count)
+			for _, r := range reqs {
+				msgs = append(msgs, r.msgs...)
+			}
+			return reqs, msgs, true
+		}
+		select {
+		case <-p.wake:
+		case <-p.stop:
+			return nil, nil, false
+		}
+	}
+}
+
+func (p *proposer[R]) failQueued() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range p.queue {
+		if r != nil && r.state == requestQueued {
+			r.state = requestCancelled
+			r.err = ErrClosed
+			close(r.done)
+		}
+	}
+	p.queue = nil
+	p.pending = 0
+}
+
+func (p *proposer[R]) completeLoop() {
+	defer p.doneWG.Done()
+	for e := range p.inflight {
+		p.complete(e)
+		<-p.slots
+	}
+}
+
+func (p *proposer[R]) complete(e *entry[R]) {
+	var (
+		results []R
+		err     error
+	)
+	if ferr := e.fut.Error(); ferr != nil {
+		err = classifyApplyError(ferr, e.fut.Index())
+	} else {
+		results, err = p.results(e.fut.Response(), e.count)
+		if err == nil && len(results) != e.count {
+			// The FSM answers one result per message it was given; anything else
+			// means the command and the response no longer describe each other.
+			panic(fmt.Sprintf("node: entry index=%d carried %d messages but the FSM returned %d results", e.fut.Index(), e.count, len(results)))
+		}
+	}
+	off := 0
+	for _, r := range e.reqs {
+		if err != nil {
+			r.err = err
+		} else {
+			n := len(r.msgs)
+			r.results = results[off : off+n : off+n] // capped: the caller owns exactly its part
+			off += n
+		}
+		close(r.done)
+	}
+}
+
+// classifyApplyError maps a raft Apply error onto the outcome a caller can act on.
+// index is the entry's log index, 0 when raft never appended it.
+func classifyApplyError(err error, index uint64) error {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		// Answered before the entry was appended to any log.
+		return fmt.Errorf("%w: %w", ErrNotLeader, err)
+	case errors.Is(err, raft.ErrEnqueueTimeout):
+		return fmt.Errorf("%w: %w", ErrBusy, err)
+	case errors.Is(err, raft.ErrRaftShutdown) && index == 0:
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	default:
+		// ErrLeadershipLost, a failed local log write, shutdown after append:
+		// a later leader may or may not carry the entry.
+		return fmt.Errorf("%w: index=%d: %w", ErrUnknownOutcome, index, err)
+	}
+}
