@@ -81,11 +81,13 @@ func (a BrokerAddrs) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// UnmarshalJSON accepts the standard form with quoted ids.
+// UnmarshalJSON accepts the standard form with quoted ids and, because the admin
+// CLI may ask a Java nameserver, fastjson's default form with bare ids
+// ({0:"host:port"}) that encoding/json rejects.
 func (a *BrokerAddrs) UnmarshalJSON(data []byte) error {
 	var m map[string]string
 	if err := json.Unmarshal(data, &m); err != nil {
-		return fmt.Errorf("brokerAddrs: %w", err)
+		return a.unmarshalBareKeys(data)
 	}
 	out := make(BrokerAddrs, len(m))
 	for k, v := range m {
@@ -94,6 +96,30 @@ func (a *BrokerAddrs) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("brokerAddrs key %q: %w", k, ErrInvalidRequest)
 		}
 		out[BrokerID(id)] = v
+	}
+	*a = out
+	return nil
+}
+
+func (a *BrokerAddrs) unmarshalBareKeys(data []byte) error {
+	s := strings.TrimSpace(string(data))
+	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
+		return fmt.Errorf("brokerAddrs %q: not an object: %w", s, ErrInvalidRequest)
+	}
+	out := BrokerAddrs{}
+	if body := strings.TrimSpace(s[1 : len(s)-1]); body != "" {
+		for _, part := range strings.Split(body, ",") {
+			k, v, ok := strings.Cut(part, ":")
+			if !ok {
+				return fmt.Errorf("brokerAddrs entry %q: %w", part, ErrInvalidRequest)
+			}
+			k = strings.Trim(strings.TrimSpace(k), `"`)
+			id, err := strconv.ParseInt(k, 10, 64)
+			if err != nil {
+				return fmt.Errorf("brokerAddrs key %q: %w", k, ErrInvalidRequest)
+			}
+			out[BrokerID(id)] = strings.Trim(strings.TrimSpace(v), `"`)
+		}
 	}
 	*a = out
 	return nil
