@@ -203,7 +203,12 @@ func ParseBroker(data []byte, format Format) (Broker, error) {
 				"default listenPort+%d is above 65535; set adminListen, or set it empty to disable", adminPortOffset))
 		}
 	}
-	probs = append(probs, dropKeys(b.validate(), probs)...)
+	vprobs := b.validate()
+	if !set["dLegerGroup"] && (hasKey(probs, "brokerName") || hasKey(vprobs, "brokerName")) {
+		// dLegerGroup copied a bad brokerName: one report, on the key to fix.
+		vprobs = dropKeys(vprobs, problems{{Key: "dLegerGroup"}})
+	}
+	probs = append(probs, dropKeys(vprobs, probs)...)
 	if err := probs.err(); err != nil {
 		return Broker{}, err
 	}

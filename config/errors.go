@@ -51,14 +51,7 @@ func (e *ValidationError) Error() string {
 func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
 
 // Has reports whether some problem names key (canonical spelling).
-func (e *ValidationError) Has(key string) bool {
-	for _, p := range e.Problems {
-		if p.Key == key {
-			return true
-		}
-	}
-	return false
-}
+func (e *ValidationError) Has(key string) bool { return hasKey(e.Problems, key) }
 
 // problems collects Problems; its err is nil when nothing was added.
 type problems []Problem

@@ -123,16 +123,6 @@ func keyDocs[T any](table []keySpec[T], defaults T) []KeyDoc {
 	return docs
 }
 
-// lookupKey returns the table row for a canonical or differently-cased name.
-func lookupKey[T any](table []keySpec[T], name string) (keySpec[T], bool) {
-	for _, s := range table {
-		if strings.EqualFold(s.name, name) {
-			return s, true
-		}
-	}
-	return keySpec[T]{}, false
-}
-
 // dropKeys removes problems on keys that already have one: a key whose value did
 // not parse keeps its default, and a second report about that default would
 // point the operator at the wrong thing.

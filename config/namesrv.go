@@ -77,13 +77,13 @@ func (n Namesrv) Validate() error { return n.validate().err() }
 
 func (n Namesrv) validate() problems {
 	probs := checkAll(namesrvKeys, &n)
-	if p := portOf(n.AdminListen); p != 0 && p == n.ListenPort && !dropped(probs, "adminListen") {
+	if p := portOf(n.AdminListen); p != 0 && p == n.ListenPort && !hasKey(probs, "adminListen") {
 		probs.add("adminListen", n.AdminListen, "port must differ from listenPort ("+itoa(n.ListenPort)+")")
 	}
 	return probs
 }
 
-func dropped(ps problems, key string) bool {
+func hasKey(ps problems, key string) bool {
 	for _, p := range ps {
 		if p.Key == key {
 			return true
