@@ -188,4 +188,3 @@ func (c *Client) Close() error {
 	}
 	return nil
 }
-
