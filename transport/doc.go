@@ -3,5 +3,98 @@
 // connection concurrently with ordered writes, an opaque-matched client, and the TCP
 // stream layer raft uses between nodes.
 //
-// It imports no project package and knows nothing of brokers.
+// It imports no project package and knows nothing of brokers. Its only non-standard
+// imports are hclog and, in raftstream.go alone, hashicorp/raft (for the StreamLayer
+// interface and ServerAddress type).
+//
+// # Frame layout
+//
+// All integers big-endian (rocketmq-protocol.md §1):
+//
+//	offset        size       field
+//	0             4          frameLen = 4 + headerLen + bodyLen (does not count itself)
+//	4             1          serialize type: 0 JSON, 1 ROCKETMQ (binary)
+//	5             3          headerLen (24 bits)
+//	8             headerLen  header
+//	8+headerLen   rest       body (opaque bytes, may be empty)
+//
+// JSON header, as this package writes it (fixed key order, extFields keys sorted, every
+// ext value a JSON string, invalid UTF-8 replaced by U+FFFD):
+//
+//	{"code":10,"language":"GO","version":401,"opaque":1,"flag":0,"remark":"",
+//	 "extFields":{"k":"v"},"serializeTypeCurrentRPC":"JSON"}
+//
+// ROCKETMQ binary header (decoded only; this side always answers in JSON):
+//
+//	offset  size       field
+//	0       2          code (int16)
+//	2       1          language (LanguageCode ordinal: JAVA 0 … GO 9 …)
+//	3       2          version (int16)
+//	5       4          opaque (int32)
+//	9       4          flag (int32; bit0 response, bit1 oneway)
+//	13      4          remarkLen (int32), then remarkLen bytes of UTF-8
+//	..      4          extLen (int32), then extLen bytes of
+//	                   {keyLen int16, key, valLen int32, val}...
+//
+// DecodeFrame checks frameLen against the limit (DefaultMaxFrameSize, 16 MiB) before it
+// allocates anything, and frames above 1 MiB grow their buffer as bytes arrive, so a peer
+// that announces a large frame and stalls costs little. Every malformed input returns an
+// error wrapping ErrMalformedFrame or ErrFrameTooLarge; decoders never panic (fuzzed by
+// FuzzDecodeFrame and FuzzDecodeHeader). Numbers outside the Go client's types (code and
+// version int16, opaque and flag int32) and non-string extFields values are rejected,
+// because the Go client rejects them too.
+//
+// # Concurrency model
+//
+// A Conn (accepted by a Server or dialled by a Client) has one reader goroutine and one
+// writer goroutine.
+//
+//   - The reader decodes frames. A response (flag bit0) is handed to the Invoke waiting on
+//     its opaque; unknown opaques (late replies after a timeout) are dropped. A request
+//     gets its own goroutine running the Handler, at most MaxInFlightPerConn (1024) at once
+//     per connection; when all slots are busy the reader stops reading, which pushes back
+//     on the peer through TCP. So a long-polled PULL holding its handler for 30 s never
+//     delays a SEND or HEART_BEAT on the same socket, and responses go out in completion
+//     order, not arrival order.
+//   - Responses and outgoing requests are encoded in the sending goroutine and queued; the
+//     writer takes up to 128 queued frames at a time and writes them with one vectored
+//     write (net.Buffers: header, Body and each BodyParts slice, never copied), under the
+//     write deadline. Frames never interleave. OnWritten runs exactly once per queued
+//     command, after its write succeeded or failed, or when the connection closed first.
+//   - A frame that cannot be decoded closes the connection with a log line: framing is
+//     lost. Other connections are unaffected. A read idle deadline (default 120 s, the Go
+//     client's own) closes silent connections.
+//   - The handler's response gets the request's opaque and flag bit0; a nil response sends
+//     nothing, and a request with the oneway bit (Java's oneway; the Go client never sets
+//     it) is never answered. A handler panic is logged and answered with SYSTEM_ERROR.
+//   - The handler context is cancelled when the connection closes or the server shuts
+//     down: long-polling handlers should select on it.
+//   - Closing a Conn fails its pending Invokes with ErrConnClosed. The Server's
+//     OnConnClose runs once per connection after it closed (the broker's "client gone").
+//
+// The Client keeps one connection per address, shared by every caller; concurrent callers
+// share a single dial; a dead connection is dropped and the next call redials. Opaques
+// come from one process-wide atomic counter starting at 1. Invoke and InvokeOneway assign
+// req.Opaque, so a Command must not be sent twice concurrently.
+//
+// # Usage
+//
+//	srv := transport.NewServer(transport.ServerConfig{Addr: ":10911", Logger: log},
+//		transport.HandlerFunc(func(ctx context.Context, c *transport.Conn, req *transport.Command) *transport.Command {
+//			switch req.RequestCode() {
+//			case transport.HeartBeat:
+//				return transport.NewResponse(transport.Success, "")
+//			}
+//			return transport.NewResponse(transport.RequestCodeNotSupported, "not supported")
+//		}))
+//	if err := srv.Start(); err != nil { ... }
+//	defer srv.Close()
+//
+//	cli := transport.NewClient(transport.ClientConfig{Logger: log})
+//	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+//	resp, err := cli.Invoke(ctx, "127.0.0.1:9876",
+//		transport.NewRequest(transport.GetRouteInfoByTopic, map[string]string{"topic": "T"}, nil))
+//
+// For raft, NewTCPStreamLayer(bind, advertise) wrapped in raft.NewNetworkTransport gives
+// the inter-node transport on its own port.
 package transport
