@@ -78,7 +78,9 @@ func (c *Client) UnregisterBroker(ctx context.Context, addr string, req Unregist
 
 // GetRoute sends GET_ROUTEINFO_BY_TOPIC. A missing route is ErrTopicNotExist.
 func (c *Client) GetRoute(ctx context.Context, addr, topic string) (TopicRouteData, error) {
-	req := transport.NewRequest(transport.GetRouteInfoByTopic, map[string]string{extTopic: topic}, nil)
+	// acceptStandardJsonOnly asks a Java nameserver for quoted brokerAddrs keys.
+	req := transport.NewRequest(transport.GetRouteInfoByTopic,
+		map[string]string{extTopic: topic, "acceptStandardJsonOnly": "true"}, nil)
 	resp, err := c.inv.Invoke(ctx, addr, req)
 	if err != nil {
 		return TopicRouteData{}, fmt.Errorf("get route topic=%s nameserver=%s: %w", topic, addr, err)
@@ -92,7 +94,7 @@ func (c *Client) GetRoute(ctx context.Context, addr, topic string) (TopicRouteDa
 			topic, addr, resp.ResponseCode(), resp.Remark, ErrResponse)
 	}
 	var route TopicRouteData
-	if err := json.Unmarshal(resp.Body, &route); err != nil {
+	if err := unmarshalLenient(resp.Body, &route); err != nil {
 		return TopicRouteData{}, fmt.Errorf("get route topic=%s nameserver=%s: decode: %v: %w", topic, addr, err, ErrResponse)
 	}
 	return route, nil
@@ -105,7 +107,7 @@ func (c *Client) GetClusterInfo(ctx context.Context, addr string) (ClusterInfo, 
 		return ClusterInfo{}, err
 	}
 	var ci ClusterInfo
-	if err := json.Unmarshal(resp.Body, &ci); err != nil {
+	if err := unmarshalLenient(resp.Body, &ci); err != nil {
 		return ClusterInfo{}, fmt.Errorf("get cluster info nameserver=%s: decode: %v: %w", addr, err, ErrResponse)
 	}
 	return ci, nil

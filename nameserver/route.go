@@ -3,6 +3,7 @@ package nameserver
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -81,13 +82,12 @@ func (a BrokerAddrs) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// UnmarshalJSON accepts the standard form with quoted ids and, because the admin
-// CLI may ask a Java nameserver, fastjson's default form with bare ids
-// ({0:"host:port"}) that encoding/json rejects.
+// UnmarshalJSON accepts the standard form with quoted ids. (A Java nameserver's
+// fastjson form with bare ids is turned into it first by quoteBareKeys.)
 func (a *BrokerAddrs) UnmarshalJSON(data []byte) error {
 	var m map[string]string
 	if err := json.Unmarshal(data, &m); err != nil {
-		return a.unmarshalBareKeys(data)
+		return fmt.Errorf("brokerAddrs: %w", err)
 	}
 	out := make(BrokerAddrs, len(m))
 	for k, v := range m {
@@ -101,28 +101,70 @@ func (a *BrokerAddrs) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-func (a *BrokerAddrs) unmarshalBareKeys(data []byte) error {
-	s := strings.TrimSpace(string(data))
-	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
-		return fmt.Errorf("brokerAddrs %q: not an object: %w", s, ErrInvalidRequest)
+// quoteBareKeys rewrites fastjson's non-standard object keys made of digits
+// ({0:"a"} → {"0":"a"}), which a Java nameserver emits for brokerAddrs in
+// GET_BROKER_CLUSTER_INFO and in routes for old clients. Strings are copied
+// untouched; anything else is left for encoding/json to judge.
+func quoteBareKeys(data []byte) []byte {
+	out := make([]byte, 0, len(data)+16)
+	inString, escaped := false, false
+	expectKey := false // just after '{' or ',' (outside strings)
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if inString {
+			out = append(out, c)
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch {
+		case c == '"':
+			inString, expectKey = true, false
+		case c == '{' || c == ',':
+			expectKey = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		case expectKey && (c == '-' || (c >= '0' && c <= '9')):
+			j := i + 1
+			for j < len(data) && data[j] >= '0' && data[j] <= '9' {
+				j++
+			}
+			k := j
+			for k < len(data) && (data[k] == ' ' || data[k] == '\t' || data[k] == '\n' || data[k] == '\r') {
+				k++
+			}
+			if k < len(data) && data[k] == ':' {
+				out = append(out, '"')
+				out = append(out, data[i:j]...)
+				out = append(out, '"')
+				i = j - 1
+				expectKey = false
+				continue
+			}
+			expectKey = false
+		default:
+			expectKey = false
+		}
+		out = append(out, c)
 	}
-	out := BrokerAddrs{}
-	if body := strings.TrimSpace(s[1 : len(s)-1]); body != "" {
-		for _, part := range strings.Split(body, ",") {
-			k, v, ok := strings.Cut(part, ":")
-			if !ok {
-				return fmt.Errorf("brokerAddrs entry %q: %w", part, ErrInvalidRequest)
-			}
-			k = strings.Trim(strings.TrimSpace(k), `"`)
-			id, err := strconv.ParseInt(k, 10, 64)
-			if err != nil {
-				return fmt.Errorf("brokerAddrs key %q: %w", k, ErrInvalidRequest)
-			}
-			out[BrokerID(id)] = strings.Trim(strings.TrimSpace(v), `"`)
+	return out
+}
+
+// unmarshalLenient decodes data into v, retrying once with bare keys quoted.
+func unmarshalLenient(data []byte, v any) error {
+	err := json.Unmarshal(data, v)
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		if err2 := json.Unmarshal(quoteBareKeys(data), v); err2 == nil {
+			return nil
 		}
 	}
-	*a = out
-	return nil
+	return err
 }
 
 // checkAddr rejects addresses the Go client's hand parser would mangle: it splits on
