@@ -62,8 +62,11 @@ type Broker struct {
 	NamesrvAddrs     []string // namesrvAddr, ';'-separated; empty = register nowhere
 	StorePathRootDir string   // storePathRootDir
 
-	DLegerGroup       string // dLegerGroup; defaults to BrokerName
-	Peers             []Peer // dLegerPeers
+	DLegerGroup string // dLegerGroup; defaults to BrokerName
+	Peers       []Peer // dLegerPeers
+	// PeerClientAddrs (dLegerPeerClientAddrs) maps peer ids to client addresses for
+	// forwarding writes to the leader; Addr is the client-facing host:port.
+	PeerClientAddrs   []Peer
 	SelfID            string // dLegerSelfId. Invariant (after Validate): one of Peers
 	PreferredLeaderID string // preferredLeaderId; "" = none. Invariant: "" or one of Peers
 

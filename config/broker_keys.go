@@ -123,6 +123,30 @@ var brokerKeys = []keySpec[Broker]{
 		check: func(b *Broker) string { return checkPeers(b.Peers) },
 	},
 	{
+		name: "dLegerPeerClientAddrs", doc: "Client-facing address of each member: id-host:port;... A follower forwards writes to the leader's; empty disables forwarding (followers answer SERVICE_NOT_AVAILABLE and clients retry).",
+		listSep: ";",
+		set: func(b *Broker, s string) error {
+			if strings.TrimSpace(s) == "" {
+				b.PeerClientAddrs = nil
+				return nil
+			}
+			peers, err := parsePeers(s)
+			if err == nil {
+				b.PeerClientAddrs = peers
+			}
+			return err
+		},
+		get: func(b *Broker) string { return formatPeers(b.PeerClientAddrs) },
+		check: func(b *Broker) string {
+			for _, p := range b.PeerClientAddrs {
+				if !hasPeer(b.Peers, p.ID) {
+					return "id " + p.ID + " is not one of the dLegerPeers ids (" + peerIDs(b.Peers) + ")"
+				}
+			}
+			return ""
+		},
+	},
+	{
 		name: "dLegerSelfId", doc: "This node's id; must be one of dLegerPeers.",
 		set: func(b *Broker, s string) error { b.SelfID = strings.TrimSpace(s); return nil },
 		get: func(b *Broker) string { return b.SelfID },

@@ -26,6 +26,11 @@ func testdataBroker() Broker {
 			{ID: "n1", Addr: "10.0.0.6:40911"},
 			{ID: "n2", Addr: "10.0.0.7:40911"},
 		},
+		PeerClientAddrs: []Peer{
+			{ID: "n0", Addr: "10.0.0.5:10911"},
+			{ID: "n1", Addr: "10.0.0.6:10911"},
+			{ID: "n2", Addr: "10.0.0.7:10911"},
+		},
 		SelfID:                     "n0",
 		PreferredLeaderID:          "n1",
 		MappedFileSizeCommitLog:    512 << 20,
