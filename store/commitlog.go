@@ -1,0 +1,323 @@
+package store
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sys/unix"
+)
+
+// commitLog is the CommitLog: one mappedFileQueue of equally sized segments under
+// <Dir>/commitlog/, each named by its 20-digit start offset. Records are appended back
+// to back; a record never spans two segments: when the next one does not fit (with
+// MinBlankRecord bytes to spare), the rest of the segment is a blank padding record
+// and the record goes to the start of the next segment.
+//
+// Concurrency: one writer (the Store's write lock serialises appendBatch, cut,
+// deleteFirst and the per-segment timestamp table); readers (recordAt, bytesAt,
+// min/maxOffset, the flusher) run concurrently with it. A segment's wrotePosition is
+// published only after every byte below it is in place, so readers never see a
+// half-copied or unpatched record.
+type commitLog struct {
+	dir     string
+	segSize int64
+	mfq     *mappedFileQueue
+	alloc   *allocator
+	log     hclog.Logger
+
+	// emptyStart is where the first segment goes while there is none (a new store, or
+	// one whose every record was cut). Invariant: a multiple of segSize.
+	emptyStart atomic.Int64
+
+	// segMaxTs caches the largest STORETIMESTAMP of each segment (by start) for
+	// retention. Guarded by the Store's write lock; missing entries are computed lazily.
+	segMaxTs map[int64]int64
+
+	// views is scratch space reused by appendBatch (no allocation per batch).
+	views []recordView
+}
+
+func newCommitLog(dir string, segSize int64, preZero bool, log hclog.Logger) *commitLog {
+	return &commitLog{
+		dir:      dir,
+		segSize:  segSize,
+		mfq:      newMappedFileQueue(dir, segSize, preZero),
+		alloc:    newAllocator(dir, segSize, preZero, log),
+		log:      log,
+		segMaxTs: make(map[int64]int64),
+	}
+}
+
+// minOffset is the first byte still stored.
+func (c *commitLog) minOffset() PhysicalOffset {
+	if f := c.mfq.first(); f != nil {
+		return PhysicalOffset(f.start)
+	}
+	return PhysicalOffset(c.emptyStart.Load())
+}
+
+// maxOffset is one past the last byte written (published).
+func (c *commitLog) maxOffset() PhysicalOffset {
+	if f := c.mfq.last(); f != nil {
+		return PhysicalOffset(f.start + f.wrotePosition.Load())
+	}
+	return PhysicalOffset(c.emptyStart.Load())
+}
+
+// flushedOffset is the offset below which every byte has been msync'd.
+func (c *commitLog) flushedOffset() PhysicalOffset {
+	if f := c.mfq.last(); f != nil {
+		return PhysicalOffset(f.start + f.flushedPosition.Load())
+	}
+	return PhysicalOffset(c.emptyStart.Load())
+}
+
+// segmentStart is the start of the segment that holds off.
+func (c *commitLog) segmentStart(off PhysicalOffset) int64 {
+	return int64(off) / c.segSize * c.segSize
+}
+
+// recordAt implements recordSource.
+func (c *commitLog) recordAt(off PhysicalOffset) ([]byte, PhysicalOffset, func(), error) {
+	f := c.mfq.find(int64(off))
+	if f == nil || !f.acquire() {
+		return nil, 0, nil, fmt.Errorf("%w: record at %d: no segment (min %d, max %d)", ErrOffsetOutOfRange, off, c.minOffset(), c.maxOffset())
+	}
+	pos := int64(off) - f.start
+	wrote := f.wrotePosition.Load()
+	if pos+MinBlankRecord > wrote {
+		f.release()
+		return nil, 0, nil, fmt.Errorf("%w: record at %d: beyond written end %d", ErrOffsetOutOfRange, off, f.start+wrote)
+	}
+	size, _, _ := RecordSize(f.data[pos:wrote])
+	if size < MinBlankRecord || pos+int64(size) > wrote {
+		f.release()
+		return nil, 0, nil, corruptf("record at %d in segment %s: total size %d does not fit written end %d", off, fileName(f.start), size, f.start+wrote)
+	}
+	return f.slice(pos, pos+int64(size)), off + PhysicalOffset(size), f.release, nil
+}
+
+// bytesAt implements recordSource.
+func (c *commitLog) bytesAt(off PhysicalOffset, size int32) ([]byte, func(), error) {
+	f := c.mfq.find(int64(off))
+	if f == nil || size < 0 || !f.acquire() {
+		return nil, nil, fmt.Errorf("%w: %d bytes at %d: no segment (min %d, max %d)", ErrOffsetOutOfRange, size, off, c.minOffset(), c.maxOffset())
+	}
+	pos := int64(off) - f.start
+	if pos+int64(size) > f.wrotePosition.Load() {
+		f.release()
+		return nil, nil, fmt.Errorf("%w: %d bytes at %d: beyond written end %d", ErrOffsetOutOfRange, size, off, f.start+f.wrotePosition.Load())
+	}
+	return f.slice(pos, pos+int64(size)), f.release, nil
+}
+
+var _ recordSource = (*commitLog)(nil)
+
+// appendBatch copies recs into the CommitLog and patches QUEUEOFFSET, PHYSICALOFFSET
+// and STORETIMESTAMP in the mapped copy (the caller's slices are not modified). Queue
+// offsets come from tbl. The batch is checked whole before anything is written, so an
+// illegal record rejects the batch without side effects; an I/O error while rolling
+// over cuts the partial batch back out and restores tbl.
+func (c *commitLog) appendBatch(recs [][]byte, ts int64, tbl *queueOffsetTable, out []AppendResult) ([]AppendResult, error) {
+	limit := c.segSize - MinBlankRecord
+	c.views = c.views[:0]
+	for i, rec := range recs {
+		v, err := parseRecord(rec)
+		if err != nil {
+			return out, fmt.Errorf("%w: record %d of batch: %w", ErrMessageIllegal, i, err)
+		}
+		if int64(len(rec)) > limit {
+			return out, fmt.Errorf("%w: record %d of batch has %d bytes, segment holds at most %d", ErrMessageIllegal, i, len(rec), limit)
+		}
+		c.views = append(c.views, v)
+	}
+	startOff := c.maxOffset()
+	first := len(out)
+	f := c.mfq.last()
+	var pos int64
+	if f != nil {
+		pos = f.wrotePosition.Load()
+	}
+	for i, rec := range recs {
+		n := int64(len(rec))
+		if f == nil || n+MinBlankRecord > f.size-pos {
+			next := c.emptyStart.Load()
+			if f != nil {
+				if pos < f.size {
+					putBlank(f.data[pos:], f.size-pos)
+					f.wrotePosition.Store(f.size)
+				}
+				next = f.end()
+			}
+			var err error
+			if f, err = c.newSegment(next); err != nil {
+				c.undo(startOff, tbl, out[first:])
+				return out[:first], fmt.Errorf("append at %d: %w", next, err)
+			}
+			pos = 0
+		}
+		phys := f.start + pos
+		v := &c.views[i]
+		topic, qo := tbl.assign(v.topic, v.queueID)
+		dst := f.data[pos : pos+n]
+		copy(dst, rec)
+		PatchOffsets(dst, qo, PhysicalOffset(phys))
+		PatchStoreTimestamp(dst, ts)
+		pos += n
+		out = append(out, AppendResult{
+			Topic: topic, QueueID: v.queueID, QueueOffset: qo,
+			PhysicalOffset: PhysicalOffset(phys), Size: int32(n), StoreTimestamp: ts,
+		})
+		if ts > c.segMaxTs[f.start] {
+			c.segMaxTs[f.start] = ts
+		}
+	}
+	if f != nil {
+		f.wrotePosition.Store(pos)
+	}
+	return out, nil
+}
+
+// undo reverts a partially applied batch: the CommitLog goes back to startOff and
+// every queue whose offset the batch advanced goes back to its first assigned offset.
+func (c *commitLog) undo(startOff PhysicalOffset, tbl *queueOffsetTable, done []AppendResult) {
+	for i := len(done) - 1; i >= 0; i-- {
+		tbl.set(done[i].Topic, done[i].QueueID, done[i].QueueOffset)
+	}
+	if err := c.cut(startOff); err != nil {
+		c.log.Error("undoing partial batch", "offset", startOff, "error", err)
+	}
+}
+
+// newSegment makes the segment starting at start the last one: the pre-allocated
+// file when there is one, otherwise a synchronously created file. It then asks for
+// the following segment in the background.
+func (c *commitLog) newSegment(start int64) (*mappedFile, error) {
+	mf, ok := c.alloc.take(start)
+	if ok {
+		if err := c.mfq.adopt(mf); err != nil {
+			_ = mf.destroy()
+			ok = false
+		}
+	}
+	if !ok {
+		var err error
+		if mf, err = c.mfq.createFile(start); err != nil {
+			return nil, err
+		}
+	}
+	c.alloc.request(start + c.segSize)
+	return mf, nil
+}
+
+// flush msyncs every segment with unflushed bytes and returns the durable offset.
+// The caller serialises flushes (Store.flushMu) so flushed positions only grow.
+func (c *commitLog) flush() (PhysicalOffset, error) {
+	for _, f := range c.mfq.snapshot() {
+		if f.flushedPosition.Load() >= f.wrotePosition.Load() || !f.acquire() {
+			continue
+		}
+		_, err := f.flush()
+		f.release()
+		if err != nil {
+			return PhysicalOffset(f.start + f.flushedPosition.Load()), err
+		}
+	}
+	return c.flushedOffset(), nil
+}
+
+// cut removes everything at and after off: the segment holding off is zeroed after it
+// (and the zeroes are msync'd, so a crash cannot bring the cut records back for
+// recovery to find), later segments are destroyed. off must be within [min, max].
+func (c *commitLog) cut(off PhysicalOffset) error {
+	if f := c.mfq.find(int64(off)); f != nil {
+		if err := zeroTail(f, int64(off)-f.start); err != nil {
+			return err
+		}
+	}
+	if err := c.mfq.truncate(int64(off)); err != nil {
+		return err
+	}
+	if c.mfq.last() == nil {
+		c.emptyStart.Store(c.segmentStart(off))
+	}
+	for start := range c.segMaxTs {
+		if start+c.segSize > int64(off) {
+			delete(c.segMaxTs, start)
+		}
+	}
+	return nil
+}
+
+// zeroTail makes pos the write position of f, zeroing and syncing the bytes from pos
+// up to the last non-zero byte of the file.
+func zeroTail(f *mappedFile, pos int64) error {
+	hi := lastNonZero(f.data[pos:f.wrotePosition.Load()]) + pos
+	if hi > pos {
+		clear(f.data[pos:hi])
+		page := int64(os.Getpagesize())
+		from := pos / page * page
+		if err := unix.Msync(f.data[from:hi], unix.MS_SYNC); err != nil {
+			return fmt.Errorf("msync cut %s [%d,%d): %w", filepath.Base(f.path), from, hi, err)
+		}
+	}
+	f.wrotePosition.Store(pos)
+	if f.flushedPosition.Load() > pos {
+		f.flushedPosition.Store(pos)
+	}
+	return nil
+}
+
+// lastNonZero returns one past the last non-zero byte of b (0 if all zero). It walks
+// backwards in pages so that a mostly empty (sparse) tail costs reads, not writes.
+func lastNonZero(b []byte) int64 {
+	const chunk = 4096
+	end := len(b)
+	for end > 0 {
+		from := max(0, end-chunk)
+		for i := end - 1; i >= from; i-- {
+			if b[i] != 0 {
+				return int64(i + 1)
+			}
+		}
+		end = from
+	}
+	return 0
+}
+
+// deleteFirst destroys the first n segments (retention).
+func (c *commitLog) deleteFirst(n int) error {
+	files := c.mfq.snapshot()
+	for _, f := range files[:min(n, len(files))] {
+		delete(c.segMaxTs, f.start)
+	}
+	return c.mfq.deleteFirstFiles(n)
+}
+
+// segmentMaxTimestamp is the largest STORETIMESTAMP of the messages in f, walking its
+// records once when it is not cached (segments loaded at Open).
+func (c *commitLog) segmentMaxTimestamp(f *mappedFile) int64 {
+	if ts, ok := c.segMaxTs[f.start]; ok {
+		return ts
+	}
+	var maxTs int64
+	wrote := f.wrotePosition.Load()
+	for pos := int64(0); pos+MinBlankRecord <= wrote; {
+		size, magic, _ := RecordSize(f.data[pos:wrote])
+		if magic == MagicBlank || size < fixedV1Size || pos+int64(size) > wrote {
+			break
+		}
+		maxTs = max(maxTs, StoreTimestampOf(f.data[pos:pos+int64(size)]))
+		pos += int64(size)
+	}
+	c.segMaxTs[f.start] = maxTs
+	return maxTs
+}
+
+func (c *commitLog) close() {
+	c.alloc.close()
+	c.mfq.close()
+}

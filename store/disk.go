@@ -1,0 +1,26 @@
+package store
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// DiskUsedRatio is the used fraction (0-1) of the file system holding dir, counting
+// only the blocks available to unprivileged users as free (what df shows as Use%). The
+// broker passes it to CleanExpired.
+func DiskUsedRatio(dir string) (float64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, fmt.Errorf("store: statfs: %w", err)
+	}
+	used := float64(st.Blocks - st.Bfree)
+	avail := float64(st.Bavail)
+	if used+avail == 0 {
+		return 0, nil
+	}
+	return used / (used + avail), nil
+}
+
+// DiskUsedRatio is DiskUsedRatio of the store root.
+func (s *Store) DiskUsedRatio() (float64, error) { return DiskUsedRatio(s.cfg.Dir) }

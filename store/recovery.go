@@ -1,0 +1,135 @@
+package store
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// recoveryTailSegments is how many trailing segments are scanned when there is no
+// checkpoint to start from (RocketMQ scans the last three files the same way).
+const recoveryTailSegments = 3
+
+// scanRecords walks the records of b, which starts at a record boundary at CommitLog
+// offset base and runs to the end of its segment, and returns where the valid records
+// end. It is a pure function of its input (FuzzRecoveryScan drives it).
+//
+// A record is valid when its TOTALSIZE fits in b, it is a message whose structure adds
+// up (parseRecord), whose BODYCRC matches, whose PHYSICALOFFSET is its own offset
+// (stale bytes of an earlier, cut record fail this) and which leaves either nothing or
+// room for a blank record after it; or it is a blank record that runs exactly to the
+// end of b, which ends the segment (validEnd = base+len(b)).
+//
+// err is nil when the scan stopped at a clean end: the end of b, a blank record, or a
+// zero TOTALSIZE (never-written space). Otherwise it wraps ErrCorrupt or ErrShortBuffer,
+// names the offset and says why; validEnd is then the start of the bad record.
+// Invariant: base <= validEnd <= base+len(b), and validEnd is a record boundary.
+func scanRecords(b []byte, base PhysicalOffset) (validEnd PhysicalOffset, err error) {
+	pos := 0
+	for pos < len(b) {
+		off := base + PhysicalOffset(pos)
+		rest := b[pos:]
+		if len(rest) < MinBlankRecord {
+			if lastNonZero(rest) == 0 {
+				return off, nil
+			}
+			return off, fmt.Errorf("%w: %d trailing bytes at %d", ErrShortBuffer, len(rest), off)
+		}
+		size, magic, _ := RecordSize(rest)
+		switch {
+		case size == 0 && magic == 0:
+			return off, nil
+		case magic == MagicBlank:
+			if err := checkBlank(rest); err != nil {
+				return off, fmt.Errorf("blank record at %d: %w", off, err)
+			}
+			return base + PhysicalOffset(len(b)), nil
+		case magic != MagicV1 && magic != MagicV2:
+			return off, corruptf("record at %d: total size %d, magic %#x", off, size, uint32(magic))
+		case size < fixedV1Size:
+			return off, corruptf("record at %d: total size %d below minimum %d", off, size, fixedV1Size)
+		case int64(size) > int64(len(rest)):
+			return off, fmt.Errorf("%w: record at %d of %d bytes, %d left in segment", ErrShortBuffer, off, size, len(rest))
+		}
+		rec := rest[:size]
+		v, err := parseRecord(rec)
+		if err != nil {
+			return off, fmt.Errorf("record at %d: %w", off, err)
+		}
+		if crc := BodyCRC(v.body); crc != int32(binary.BigEndian.Uint32(rec[posBodyCRC:])) {
+			return off, corruptf("record at %d: body CRC %d, stored %d", off, crc, int32(binary.BigEndian.Uint32(rec[posBodyCRC:])))
+		}
+		if p := PhysicalOffsetOf(rec); p != off {
+			return off, corruptf("record at %d: PHYSICALOFFSET says %d", off, p)
+		}
+		if left := len(rest) - int(size); left > 0 && left < MinBlankRecord {
+			return off, corruptf("record at %d leaves %d bytes, too few for a blank record", off, left)
+		}
+		pos += int(size)
+	}
+	return base + PhysicalOffset(len(b)), nil
+}
+
+// recoverCommitLog finds the valid end of a freshly loaded CommitLog, cuts everything
+// after it and sets every segment's write and flush positions. The argument is in
+// doc.go ("Recovery"). clean says the previous run closed cleanly (no abort marker).
+func recoverCommitLog(c *commitLog, ck checkpoint, haveCk, clean bool) (PhysicalOffset, error) {
+	files := c.mfq.snapshot()
+	if len(files) == 0 {
+		if haveCk && ck.commitLogFlushed > ck.commitLogMin {
+			return 0, corruptf("checkpoint says CommitLog flushed to %d but no segment exists", ck.commitLogFlushed)
+		}
+		c.emptyStart.Store(c.segmentStart(ck.commitLogFlushed))
+		return ck.commitLogFlushed, nil
+	}
+	first, last := files[0], files[len(files)-1]
+	var scanFrom, committed PhysicalOffset
+	if haveCk {
+		committed = max(ck.commitLogFlushed, PhysicalOffset(first.start))
+		if committed > PhysicalOffset(last.end()) {
+			return 0, corruptf("checkpoint says CommitLog flushed to %d, segments end at %d (segment files missing)", committed, last.end())
+		}
+		if clean {
+			// Trust the checkpoint; verify only what follows it.
+			scanFrom = committed
+		} else {
+			// Re-check the whole segment holding the flushed offset: a bad record
+			// below the checkpoint is corruption of acknowledged data.
+			scanFrom = max(PhysicalOffset(c.segmentStart(committed)), PhysicalOffset(first.start))
+		}
+	} else {
+		scanFrom = PhysicalOffset(files[max(0, len(files)-recoveryTailSegments)].start)
+		committed = scanFrom
+	}
+
+	off := scanFrom
+	var stopErr error
+	for {
+		f := c.mfq.find(int64(off))
+		if f == nil {
+			break // off is the end of the last segment
+		}
+		end, err := scanRecords(f.data[int64(off)-f.start:], off)
+		if err == nil && int64(end) == f.end() {
+			off = end
+			continue
+		}
+		off, stopErr = end, err
+		break
+	}
+	validEnd := off
+	if validEnd < committed {
+		seg := fileName(c.segmentStart(validEnd))
+		if stopErr == nil {
+			stopErr = fmt.Errorf("records end at %d", validEnd)
+		}
+		return 0, fmt.Errorf("%w: committed region of segment %s broken at offset %d below checkpointed flush offset %d: %w",
+			ErrCorrupt, seg, validEnd, committed, stopErr)
+	}
+	if stopErr != nil {
+		c.log.Warn("cutting CommitLog tail", "offset", validEnd, "segment", fileName(c.segmentStart(validEnd)), "reason", stopErr, "clean", clean)
+	}
+	if err := c.cut(validEnd); err != nil {
+		return 0, fmt.Errorf("cut CommitLog at %d: %w", validEnd, err)
+	}
+	return validEnd, nil
+}
