@@ -1,0 +1,388 @@
+package fsm
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+
+	"github.com/rocketraft/rocketraft/store"
+)
+
+// MessageStore is the subset of *store.Store the FSM drives. It is declared here, on the
+// consumer side, so tests can substitute a fake; *store.Store satisfies it.
+type MessageStore interface {
+	// AppendBatch copies recs into the CommitLog, assigning queue and physical offsets
+	// and patching STORETIMESTAMP. An illegal record rejects the batch without writing.
+	AppendBatch(recs [][]byte, storeTimestamp int64) ([]store.AppendResult, error)
+	// Truncate cuts the CommitLog (and what was dispatched from it) back to off.
+	Truncate(off store.PhysicalOffset) error
+	// Flush makes the CommitLog durable and returns the durable offset.
+	Flush() (store.PhysicalOffset, error)
+	MinPhysicalOffset() store.PhysicalOffset
+	MaxPhysicalOffset() store.PhysicalOffset
+	// ReadRange streams the committed bytes of [from, to).
+	ReadRange(from, to store.PhysicalOffset, fn func(chunk []byte) error) error
+	// ResetFrom drops everything and writes the stream as the CommitLog from start.
+	ResetFrom(start store.PhysicalOffset, r io.Reader) error
+}
+
+var _ MessageStore = (*store.Store)(nil)
+
+// Config configures an FSM.
+type Config struct {
+	Store MessageStore
+	// Dir holds the apply checkpoint (one file). It may be the store root.
+	Dir    string
+	Logger hclog.Logger
+	// SegmentSize is this node's CommitLog segment size (mappedFileSizeCommitLog). When
+	// set, it must equal the size pinned in the log (CmdPinSegmentSize), and records
+	// larger than a segment fail alone instead of failing their whole batch. 0 skips both.
+	SegmentSize int64
+}
+
+// Errors of the FSM lifecycle.
+var (
+	ErrConfig = errors.New("fsm: bad config")
+	// ErrCheckpointAhead: the checkpoint names CommitLog bytes the store does not have
+	// (flushed data lost, or a store directory that does not belong to this checkpoint).
+	ErrCheckpointAhead = errors.New("fsm: checkpoint ahead of the CommitLog")
+	ErrSnapshotFormat  = errors.New("fsm: bad snapshot")
+)
+
+// MessageResult is the outcome of one message of a PutMessages command. Err is a
+// business failure (topic missing, message illegal); the other fields are set when Err
+// is nil.
+type MessageResult struct {
+	QueueID        int32
+	QueueOffset    store.QueueOffset
+	PhysicalOffset store.PhysicalOffset
+	OffsetMsgID    string
+	Err            error
+}
+
+// PutResult is what Apply returns for a PutMessages command (ApplyFuture.Response):
+// one result per message, in command order. Err is set when the whole entry failed.
+type PutResult struct {
+	Results []MessageResult
+	Err     error
+}
+
+// ConfigResult is what Apply returns for every other command.
+type ConfigResult struct {
+	DataVersion DataVersion
+	Err         error
+}
+
+// FSM is the raft.BatchingFSM of a broker group.
+//
+// Concurrency: raft calls Apply, ApplyBatch, Snapshot and Restore from its one FSM
+// goroutine; Checkpoint (the node's ticker), FSMSnapshot.Persist and every read
+// accessor may run concurrently with them.
+type FSM struct {
+	cfg  Config
+	st   MessageStore
+	log  hclog.Logger
+	meta *Metadata
+
+	// mu is held by Apply/ApplyBatch/Restore for their whole run and by Checkpoint and
+	// Snapshot while they capture state, so a capture is always of one applied index.
+	mu sync.Mutex
+	// Invariant: the store holds exactly the messages of entries ≤ applied, ending at
+	// clOffset (== st.MaxPhysicalOffset() between applies).
+	applied     uint64
+	appliedTerm uint64
+	clOffset    store.PhysicalOffset
+	// broken is set when a Restore failed half way: the store no longer matches any
+	// index, so every later Apply stops the node.
+	broken error
+
+	// Scratch reused by applyPut (single writer), so the hot path allocates only the
+	// results.
+	recs    [][]byte
+	slots   []int
+	arena   []byte
+	appends []store.AppendResult
+
+	// ckMu serialises checkpoint writes (ticker, Persist, Restore).
+	ckMu sync.Mutex
+	// ckIndex is the appliedIndex of the last checkpoint written or loaded.
+	ckIndex uint64
+}
+
+var _ raft.BatchingFSM = (*FSM)(nil)
+
+// New loads the apply checkpoint from cfg.Dir, cuts the store back to the checkpoint's
+// CommitLog offset (whatever was applied after it is replayed by raft, which must run
+// with NoSnapshotRestoreOnStart) and installs the checkpoint's metadata.
+func New(cfg Config) (*FSM, error) {
+	if cfg.Store == nil || cfg.Dir == "" {
+		return nil, fmt.Errorf("%w: Store and Dir are required", ErrConfig)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	f := &FSM{cfg: cfg, st: cfg.Store, log: cfg.Logger.Named("fsm"), meta: newMetadata()}
+	ck, found, err := readCheckpoint(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	minOff, maxOff := f.st.MinPhysicalOffset(), f.st.MaxPhysicalOffset()
+	target := minOff
+	if found {
+		if ck.CommitLogOffset > maxOff || ck.CommitLogOffset < minOff {
+			return nil, fmt.Errorf("%w: checkpoint index=%d offset=%d, CommitLog holds [%d, %d)",
+				ErrCheckpointAhead, ck.AppliedIndex, ck.CommitLogOffset, minOff, maxOff)
+		}
+		img, err := unmarshalImage(ck.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint in %s: %w", cfg.Dir, err)
+		}
+		if img.SegmentSize != 0 && cfg.SegmentSize != 0 && img.SegmentSize != cfg.SegmentSize {
+			return nil, fmt.Errorf("%w: segment size %d configured, group pinned %d", ErrConfig, cfg.SegmentSize, img.SegmentSize)
+		}
+		f.meta.install(img)
+		f.applied, f.appliedTerm, f.ckIndex = ck.AppliedIndex, ck.AppliedTerm, ck.AppliedIndex
+		target = ck.CommitLogOffset
+	}
+	if maxOff > target {
+		// Bytes past the checkpoint belong to entries raft will replay; keeping them
+		// would store those messages twice.
+		f.log.Info("cutting CommitLog back to the apply checkpoint", "from", maxOff, "to", target, "appliedIndex", f.applied)
+		if err := f.st.Truncate(target); err != nil {
+			return nil, fmt.Errorf("cut CommitLog to checkpoint offset %d: %w", target, err)
+		}
+	}
+	f.clOffset = f.st.MaxPhysicalOffset()
+	if f.clOffset != target {
+		return nil, fmt.Errorf("%w: CommitLog ends at %d after cutting to %d", ErrCheckpointAhead, f.clOffset, target)
+	}
+	f.log.Info("apply state loaded", "appliedIndex", f.applied, "appliedTerm", f.appliedTerm, "commitLogOffset", f.clOffset, "checkpoint", found)
+	return f, nil
+}
+
+// Metadata returns the replicated metadata (read accessors are safe on any goroutine).
+func (f *FSM) Metadata() *Metadata { return f.meta }
+
+// AppliedIndex returns the last raft index applied. At start-up the node compares it
+// with raft's newest local snapshot: if the snapshot is newer (raft will not replay
+// below it), the node must Restore that snapshot before starting raft.
+func (f *FSM) AppliedIndex() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.applied
+}
+
+// CommitLogOffset returns the CommitLog end after the last applied entry.
+func (f *FSM) CommitLogOffset() store.PhysicalOffset {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.clOffset
+}
+
+// Apply implements raft.FSM.
+func (f *FSM) Apply(l *raft.Log) any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.applyLocked(l)
+}
+
+// ApplyBatch implements raft.BatchingFSM: one lock for the batch, results in order.
+func (f *FSM) ApplyBatch(ls []*raft.Log) []any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]any, len(ls))
+	for i, l := range ls {
+		out[i] = f.applyLocked(l)
+	}
+	return out
+}
+
+func (f *FSM) applyLocked(l *raft.Log) any {
+	if f.broken != nil {
+		panic(fmt.Sprintf("fsm: raft index %d: a failed snapshot restore left the store inconsistent (%v); "+
+			"refusing to apply on top of it — restart the node so it restores a snapshot again", l.Index, f.broken))
+	}
+	if l.Index <= f.applied {
+		// Replay after a restart: the checkpoint already contains this entry.
+		return nil
+	}
+	var resp any
+	if l.Type == raft.LogCommand {
+		resp = f.applyCommand(l)
+	}
+	// LogConfiguration, LogNoop, LogBarrier carry no FSM state; they only move the index.
+	f.applied, f.appliedTerm = l.Index, l.Term
+	return resp
+}
+
+// applyCommand decodes and applies one command. An undecodable or unknown command is
+// corruption of the replicated log (or a node too old for it): it panics, because
+// every way of continuing diverges — skipping it leaves this replica without a state
+// change the others applied, and retrying cannot succeed.
+func (f *FSM) applyCommand(l *raft.Log) any {
+	cmd, err := DecodeCommand(l.Data)
+	if err != nil {
+		panic(fmt.Sprintf("fsm: raft index %d term %d: cannot decode command type %d (%s), %d bytes: %v; "+
+			"stopping: skipping it would make this replica diverge (corrupt log, or a node older than the leader)",
+			l.Index, l.Term, uint8(Type(l.Data)), Type(l.Data), len(l.Data), err))
+	}
+	switch c := cmd.(type) {
+	case *PutMessages:
+		return f.applyPut(l.Index, c)
+	case *TopicUpsert:
+		v, err := f.meta.upsertTopic(c.Topic)
+		return &ConfigResult{DataVersion: v, Err: err}
+	case *TopicDelete:
+		v, err := f.meta.deleteTopic(c.Topic)
+		return &ConfigResult{DataVersion: v, Err: err}
+	case *SubscriptionGroupUpsert:
+		v, err := f.meta.upsertGroup(c.Group)
+		return &ConfigResult{DataVersion: v, Err: err}
+	case *SubscriptionGroupDelete:
+		v, err := f.meta.deleteGroup(c.Group, c.CleanOffsets)
+		return &ConfigResult{DataVersion: v, Err: err}
+	case *ConsumerOffsets:
+		f.meta.setOffsets(c.Offsets)
+		return &ConfigResult{DataVersion: f.meta.DataVersion()}
+	case *ScheduleProgress:
+		f.meta.setSchedule(c.Levels)
+		return &ConfigResult{DataVersion: f.meta.DataVersion()}
+	case *PinSegmentSize:
+		if err := f.meta.pin(c.SegmentSize); err != nil {
+			return &ConfigResult{DataVersion: f.meta.DataVersion(), Err: err}
+		}
+		if f.cfg.SegmentSize != 0 && f.cfg.SegmentSize != c.SegmentSize {
+			panic(fmt.Sprintf("fsm: raft index %d: group pinned CommitLog segment size %d, this node is configured with %d; "+
+				"stopping: its CommitLog bytes would diverge (fix mappedFileSizeCommitLog)", l.Index, c.SegmentSize, f.cfg.SegmentSize))
+		}
+		return &ConfigResult{DataVersion: f.meta.DataVersion()}
+	}
+	panic(fmt.Sprintf("fsm: raft index %d: decoded command %T has no apply case (broken invariant)", l.Index, cmd))
+}
+
+// applyPut checks every message against the replicated metadata, patches STOREHOST,
+// and appends the accepted ones in one store batch (one copy each into the CommitLog).
+func (f *FSM) applyPut(index uint64, c *PutMessages) *PutResult {
+	res := &PutResult{Results: make([]MessageResult, len(c.Messages))}
+	f.recs, f.slots, f.arena = f.recs[:0], f.slots[:0], f.arena[:0]
+	segLimit := f.segmentLimit()
+	f.meta.mu.RLock()
+	for i, rec := range c.Messages {
+		r := &res.Results[i]
+		v, err := viewRecord(rec)
+		if err != nil {
+			r.Err = fmt.Errorf("%w: message %d: %w", store.ErrMessageIllegal, i, err)
+			continue
+		}
+		r.QueueID = v.queueID
+		if segLimit > 0 && int64(len(rec)) > segLimit {
+			r.Err = fmt.Errorf("%w: message %d has %d bytes, a segment holds %d", store.ErrMessageIllegal, i, len(rec), segLimit)
+			continue
+		}
+		tc, ok := f.meta.topics[string(v.topic)]
+		if !ok {
+			r.Err = fmt.Errorf("put topic=%s: %w", v.topic, ErrTopicNotFound)
+			continue
+		}
+		if v.queueID >= tc.WriteQueueNums {
+			r.Err = fmt.Errorf("put topic=%s queue=%d writeQueueNums=%d: %w", v.topic, v.queueID, tc.WriteQueueNums, ErrQueueIDInvalid)
+			continue
+		}
+		rec, err = f.withStoreHost(rec, v, c.StoreHost)
+		if err != nil {
+			r.Err = fmt.Errorf("%w: message %d: %w", store.ErrMessageIllegal, i, err)
+			continue
+		}
+		f.recs = append(f.recs, rec)
+		f.slots = append(f.slots, i)
+	}
+	f.meta.mu.RUnlock()
+	if len(f.recs) == 0 {
+		return res
+	}
+	before := f.st.MaxPhysicalOffset()
+	out, err := f.st.AppendBatch(f.recs, c.StoreTimestamp)
+	if err != nil {
+		if errors.Is(err, store.ErrMessageIllegal) && f.st.MaxPhysicalOffset() == before {
+			// The store refused the batch before writing; every replica refuses it alike.
+			for _, s := range f.slots {
+				res.Results[s].Err = err
+			}
+			res.Err = err
+			return res
+		}
+		// The CommitLog could not take a committed entry (disk full, I/O error). This
+		// replica cannot continue without diverging; stop, and let a restart replay
+		// from the checkpoint once the disk is fixed.
+		panic(fmt.Sprintf("fsm: raft index %d: command type %d (%s): CommitLog append of %d messages at %d failed: %v; "+
+			"stopping: this replica cannot apply a committed entry", index, uint8(CmdPutMessages), CmdPutMessages, len(f.recs), before, err))
+	}
+	if len(out) != len(f.recs) {
+		panic(fmt.Sprintf("fsm: raft index %d: store appended %d results for %d messages (broken store invariant)", index, len(out), len(f.recs)))
+	}
+	for j, ar := range out {
+		r := &res.Results[f.slots[j]]
+		r.QueueID, r.QueueOffset, r.PhysicalOffset = ar.QueueID, ar.QueueOffset, ar.PhysicalOffset
+		host := c.StoreHost
+		if !host.Addr().IsValid() {
+			v, _ := viewRecord(f.recs[j]) // already validated
+			host = storeHostOf(f.recs[j], v)
+		}
+		r.OffsetMsgID = store.OffsetMsgID(host, ar.PhysicalOffset)
+	}
+	f.clOffset = f.st.MaxPhysicalOffset()
+	return res
+}
+
+func (f *FSM) segmentLimit() int64 {
+	size := f.cfg.SegmentSize
+	if p := f.meta.PinnedSegmentSize(); p != 0 {
+		size = p
+	}
+	if size == 0 {
+		return 0
+	}
+	return size - store.MinBlankRecord
+}
+
+// withStoreHost returns rec with STOREHOST set to host. The leader normally encodes its
+// own host already, so the common case returns rec untouched; otherwise the record is
+// copied into the arena (never patched in place: rec aliases the raft log entry, which
+// the leader may still be sending to followers). A zero host leaves rec as encoded.
+func (f *FSM) withStoreHost(rec []byte, v recordView, host netip.AddrPort) ([]byte, error) {
+	if !host.Addr().IsValid() || storeHostOf(rec, v) == canonicalHost(host, v.storeHostV6) {
+		return rec, nil
+	}
+	if hostIsV6(host) == v.storeHostV6 {
+		start := len(f.arena)
+		f.arena = append(f.arena, rec...)
+		cp := f.arena[start:len(f.arena):len(f.arena)]
+		putStoreHost(cp, v, host)
+		return cp, nil
+	}
+	// Width change (IPv4 record, IPv6 host or back): re-encode; rare.
+	m, err := store.DecodeMessage(rec, false)
+	if err != nil {
+		return nil, err
+	}
+	m.StoreHost = host
+	start := len(f.arena)
+	f.arena, err = store.AppendMessage(f.arena, &m)
+	if err != nil {
+		return nil, err
+	}
+	return f.arena[start:len(f.arena):len(f.arena)], nil
+}
+
+// canonicalHost is host as a record of the given width stores it (IPv4 unmapped).
+func canonicalHost(host netip.AddrPort, v6 bool) netip.AddrPort {
+	if v6 {
+		return netip.AddrPortFrom(netip.AddrFrom16(host.Addr().As16()), host.Port())
+	}
+	return netip.AddrPortFrom(host.Addr().Unmap(), host.Port())
+}
