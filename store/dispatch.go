@@ -1,0 +1,497 @@
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// scheduleTopic is Java's SCHEDULE_TOPIC_XXXX (delay levels).
+const scheduleTopic = "SCHEDULE_TOPIC_XXXX"
+
+// maxRoundBytes bounds one background dispatch round so that waiters and long polls
+// are woken while a large backlog (catch-up after a snapshot) is worked off.
+const maxRoundBytes = 16 << 20
+
+// dispatcher is RocketMQ's ReputMessageService: it reads the CommitLog from the
+// dispatched offset up to the confirmed offset (advanced by the owner after every
+// append, i.e. the FSM's applied offset), writes ConsumeQueue and IndexFile entries and
+// notifies long polls per queue.
+//
+// Concurrency: mu serialises dispatch rounds, recover, truncate and deleteBelow; the
+// background goroutine is woken through wake (capacity 1, so wake-ups coalesce).
+// dispatched advances after a round's entries are in place, so readers that wait for it
+// find them.
+type dispatcher struct {
+	src recordSource
+	cq  *consumeQueues
+	idx *indexService
+	log hclog.Logger
+
+	mu sync.Mutex
+	// Invariant: every message below dispatchedOff has its ConsumeQueue and index
+	// entries; nothing at or beyond it has.
+	dispatchedOff atomic.Int64
+	confirmed     atomic.Int64
+	// err is the first dispatch failure (corruption or a broken queue invariant);
+	// dispatch stops there and waiters get it.
+	err atomic.Pointer[error]
+
+	// round numbers dispatch rounds; touched lists the queues a round wrote, once each.
+	round   uint64
+	touched []*consumeQueue
+	// topics caches queues by topic and id so that the hot path does not build keys.
+	topics map[string][]*consumeQueue
+
+	notifier atomic.Pointer[Notifier]
+
+	waitMu   sync.Mutex
+	advanced chan struct{} // closed and replaced whenever dispatchedOff moves
+
+	wake     chan struct{}
+	stopCh   chan struct{}
+	done     chan struct{}
+	startOne sync.Once
+	stopOne  sync.Once
+	running  atomic.Bool
+}
+
+func newDispatcher(src recordSource, cq *consumeQueues, idx *indexService, log hclog.Logger) *dispatcher {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	return &dispatcher{
+		src: src, cq: cq, idx: idx, log: log.Named("reput"),
+		topics:   make(map[string][]*consumeQueue),
+		advanced: make(chan struct{}),
+		wake:     make(chan struct{}, 1),
+		stopCh:   make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+}
+
+func (d *dispatcher) setNotifier(n Notifier) {
+	if n == nil {
+		d.notifier.Store(nil)
+		return
+	}
+	d.notifier.Store(&n)
+}
+
+func (d *dispatcher) dispatched() PhysicalOffset { return PhysicalOffset(d.dispatchedOff.Load()) }
+
+// setConfirmed lets the background goroutine dispatch up to off.
+func (d *dispatcher) setConfirmed(off PhysicalOffset) {
+	d.confirmed.Store(int64(off))
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// start runs the background reput goroutine until stop.
+func (d *dispatcher) start() {
+	d.startOne.Do(func() {
+		d.running.Store(true)
+		go d.loop()
+	})
+}
+
+// stop ends the background goroutine and waits for it.
+func (d *dispatcher) stop() {
+	d.stopOne.Do(func() { close(d.stopCh) })
+	if d.running.Load() {
+		<-d.done
+	}
+}
+
+func (d *dispatcher) loop() {
+	defer close(d.done)
+	for {
+		select {
+		case <-d.stopCh:
+			return
+		case <-d.wake:
+		}
+		for d.err.Load() == nil {
+			d.mu.Lock()
+			limit := PhysicalOffset(d.confirmed.Load())
+			from := d.dispatched()
+			if from >= limit {
+				d.mu.Unlock()
+				break
+			}
+			err := d.dispatchTo(min(limit, from+maxRoundBytes), false)
+			d.mu.Unlock()
+			if err != nil {
+				d.log.Error("dispatch stopped", "offset", d.dispatched(), "error", err)
+				d.err.Store(&err)
+				d.broadcast()
+			}
+			select {
+			case <-d.stopCh:
+				return
+			default:
+			}
+		}
+	}
+}
+
+// broadcast wakes every waitDispatched.
+func (d *dispatcher) broadcast() {
+	d.waitMu.Lock()
+	close(d.advanced)
+	d.advanced = make(chan struct{})
+	d.waitMu.Unlock()
+}
+
+// waitDispatched blocks until everything below off is dispatched, dispatch failed, or
+// ctx is done.
+func (d *dispatcher) waitDispatched(ctx context.Context, off PhysicalOffset) error {
+	for {
+		d.waitMu.Lock()
+		ch := d.advanced
+		d.waitMu.Unlock()
+		if d.dispatched() >= off {
+			return nil
+		}
+		if e := d.err.Load(); e != nil {
+			return *e
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("wait dispatched offset=%d (at %d): %w", off, d.dispatched(), ctx.Err())
+		}
+	}
+}
+
+// setDispatched publishes a new dispatched offset.
+func (d *dispatcher) setDispatched(off PhysicalOffset) {
+	d.dispatchedOff.Store(int64(off))
+	d.cq.dispatchedHint.Store(int64(off))
+	d.idx.setHint(off)
+	d.broadcast()
+}
+
+// dispatchTo dispatches every record from the dispatched offset up to limit (a record
+// boundary) and notifies the queues written, once each. In verify mode (recovery)
+// ConsumeQueue entries that already exist are checked instead of written. Caller
+// holds mu.
+func (d *dispatcher) dispatchTo(limit PhysicalOffset, verify bool) error {
+	off := d.dispatched()
+	d.round++
+	d.touched = d.touched[:0]
+	idxEnd := d.idx.lastEnd()
+	var err error
+	for off < limit {
+		var next PhysicalOffset
+		if next, err = d.dispatchOne(off, idxEnd, verify); err != nil {
+			break
+		}
+		off = next
+	}
+	if off != d.dispatched() {
+		d.setDispatched(off)
+	}
+	if n := d.notifier.Load(); n != nil {
+		for _, q := range d.touched {
+			(*n)(q.topic, q.queueID, q.maxOffset())
+		}
+	}
+	return err
+}
+
+// dispatchOne dispatches the record at off and returns where the next one starts.
+func (d *dispatcher) dispatchOne(off, idxEnd PhysicalOffset, verify bool) (PhysicalOffset, error) {
+	rec, next, release, err := d.src.recordAt(off)
+	if err != nil {
+		return off, fmt.Errorf("dispatch read offset=%d: %w", off, err)
+	}
+	defer release()
+	_, magic, err := RecordSize(rec)
+	if err != nil {
+		return off, fmt.Errorf("dispatch offset=%d: %w", off, err)
+	}
+	if magic == MagicBlank {
+		return next, nil
+	}
+	f, err := parseDispatchFields(rec)
+	if err != nil {
+		return off, fmt.Errorf("dispatch offset=%d: %w", off, err)
+	}
+	if f.phys != off {
+		return off, fmt.Errorf("%w: record at offset %d says physical offset %d", ErrCorrupt, off, f.phys)
+	}
+	topic := unsafe.String(unsafe.SliceData(f.topic), len(f.topic))
+	props := unsafe.String(unsafe.SliceData(f.props), len(f.props))
+	tx := f.sysFlag & SysFlagTxMask
+	// Java builds no ConsumeQueue entry for prepared and rolled-back transaction
+	// records (their queue offset is not assigned either) and no index for rollbacks.
+	if tx != SysFlagTxPrepared && tx != SysFlagTxRollback {
+		tag, _ := Property(props, PropertyTags)
+		// TODO(delay): for SCHEDULE_TOPIC_XXXX Java stores the delivery time (from the
+		// DELAY level) as the tags code; the delay feature must set it here.
+		e := cqEntry{phys: off, size: int32(len(rec)), tagsCode: TagsCode(tag)}
+		q, err := d.queue(topic, f.queueID)
+		if err != nil {
+			return off, err
+		}
+		if err := d.putCQ(q, f.queueOffset, e, verify); err != nil {
+			return off, err
+		}
+		if q.notifiedRound != d.round {
+			q.notifiedRound = d.round
+			d.touched = append(d.touched, q)
+		}
+	}
+	if tx != SysFlagTxRollback && off > idxEnd {
+		if err := d.index(topic, props, off, f.storeTimestamp); err != nil {
+			return off, fmt.Errorf("index offset=%d: %w", off, err)
+		}
+	}
+	return next, nil
+}
+
+func (d *dispatcher) putCQ(q *consumeQueue, qo QueueOffset, e cqEntry, verify bool) error {
+	if verify && qo < q.maxOffset() {
+		if old, ok := q.entry(qo); ok && old == e {
+			return nil
+		}
+		d.log.Warn("consumequeue entry differs from CommitLog, rewriting", "topic", q.topic, "queue", q.queueID, "queueOffset", qo, "phys", e.phys)
+		if err := q.truncateQueueOffset(qo); err != nil {
+			return err
+		}
+	}
+	return q.put(qo, e)
+}
+
+// queue returns the ConsumeQueue of (topic, id) without allocating once it is cached;
+// topic may alias mapped bytes, so it is copied before it is kept.
+func (d *dispatcher) queue(topic string, id int32) (*consumeQueue, error) {
+	byID := d.topics[topic]
+	if int(id) < len(byID) && byID[id] != nil {
+		return byID[id], nil
+	}
+	owned := strings.Clone(topic)
+	q, err := d.cq.getOrCreate(owned, id)
+	if err != nil {
+		return nil, err
+	}
+	if int(id) >= len(byID) && id < 1<<16 {
+		byID = append(byID, make([]*consumeQueue, int(id)+1-len(byID))...)
+	}
+	if int(id) < len(byID) {
+		byID[id] = q
+		d.topics[owned] = byID
+	}
+	return q, nil
+}
+
+// index adds "topic#UNIQ_KEY" and "topic#key" for every KEYS entry (space-separated),
+// in Java's order.
+func (d *dispatcher) index(topic, props string, off PhysicalOffset, storeTS int64) error {
+	if uniq, ok := Property(props, PropertyUniqKey); ok && uniq != "" {
+		if err := d.idx.putKey(topic, uniq, off, storeTS); err != nil {
+			return err
+		}
+	}
+	keys, _ := Property(props, PropertyKeys)
+	for keys != "" {
+		k := keys
+		if i := strings.IndexByte(keys, ' '); i >= 0 {
+			k, keys = keys[:i], keys[i+1:]
+		} else {
+			keys = ""
+		}
+		if k == "" {
+			continue
+		}
+		if err := d.idx.putKey(topic, k, off, storeTS); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dispatchFields are the parts of a stored message dispatch needs; topic and props
+// alias the record.
+type dispatchFields struct {
+	queueID        int32
+	queueOffset    QueueOffset
+	phys           PhysicalOffset
+	sysFlag        int32
+	storeTimestamp int64
+	topic, props   []byte
+}
+
+// parseDispatchFields reads the dispatch fields of a v1 or v2 record without
+// allocating, checking every length against the record.
+func parseDispatchFields(r []byte) (dispatchFields, error) {
+	var f dispatchFields
+	size, magic, err := RecordSize(r)
+	if err != nil {
+		return f, err
+	}
+	if magic != MagicV1 && magic != MagicV2 {
+		return f, corruptf("magic %#x is not a message", uint32(magic))
+	}
+	if int(size) != len(r) || size < fixedV1Size {
+		return f, corruptf("total size %d, record of %d bytes", size, len(r))
+	}
+	be := binary.BigEndian
+	f.queueID = int32(be.Uint32(r[posQueueID:]))
+	f.queueOffset = QueueOffset(be.Uint64(r[posQueueOffset:]))
+	f.phys = PhysicalOffset(be.Uint64(r[posPhysicalOffset:]))
+	f.sysFlag = int32(be.Uint32(r[posSysFlag:]))
+	p := posBornHost + hostLen(f.sysFlag&SysFlagBornHostV6 != 0)
+	f.storeTimestamp = int64(be.Uint64(r[p:]))
+	p += 8 + hostLen(f.sysFlag&SysFlagStoreHostV6 != 0) + 4 + 8
+	if p+4 > len(r) {
+		return f, corruptf("header beyond record end")
+	}
+	bodyLen := int(int32(be.Uint32(r[p:])))
+	p += 4
+	if bodyLen < 0 || bodyLen > len(r)-p {
+		return f, corruptf("body length %d exceeds record", bodyLen)
+	}
+	p += bodyLen
+	topicLen := 0
+	if magic == MagicV1 {
+		if p+1 > len(r) {
+			return f, corruptf("topic length beyond record end")
+		}
+		topicLen = int(r[p])
+		p++
+	} else {
+		if p+2 > len(r) {
+			return f, corruptf("topic length beyond record end")
+		}
+		topicLen = int(be.Uint16(r[p:]))
+		p += 2
+	}
+	if topicLen > len(r)-p || p+topicLen+2 > len(r) {
+		return f, corruptf("topic length %d exceeds record", topicLen)
+	}
+	f.topic = r[p : p+topicLen]
+	p += topicLen
+	propLen := int(be.Uint16(r[p:]))
+	p += 2
+	if p+propLen != len(r) {
+		return f, corruptf("properties length %d does not end the record", propLen)
+	}
+	f.props = r[p:]
+	if f.queueID < 0 {
+		return f, corruptf("queue id %d", f.queueID)
+	}
+	return f, nil
+}
+
+// storeTimestampAt reads the store time of the message at off.
+func (d *dispatcher) storeTimestampAt(off PhysicalOffset) (int64, bool) {
+	rec, _, release, err := d.src.recordAt(off)
+	if err != nil {
+		return 0, false
+	}
+	defer release()
+	f, err := parseDispatchFields(rec)
+	if err != nil {
+		return 0, false
+	}
+	return f.storeTimestamp, true
+}
+
+// recover makes the ConsumeQueues and IndexFiles match a CommitLog that ends at
+// commitLogMax, then dispatches synchronously up to it. See doc.go "Dispatch recovery".
+func (d *dispatcher) recover(commitLogMax PhysicalOffset) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	clMin := d.src.minOffset()
+	resume := clMin
+	cqCP, ok1 := d.cq.checkpoint()
+	idxCP, ok2 := d.idx.checkpoint()
+	if ok1 && ok2 {
+		resume = max(clMin, min(cqCP, idxCP))
+	}
+	resume = min(resume, commitLogMax)
+	for _, q := range d.cq.all() {
+		if err := q.recoverEnd(commitLogMax); err != nil {
+			return fmt.Errorf("recover consumequeue topic=%s queue=%d: %w", q.topic, q.queueID, err)
+		}
+	}
+	if err := d.idx.recoverFiles(resume, d.storeTimestampAt); err != nil {
+		return fmt.Errorf("recover index: %w", err)
+	}
+	d.topics = make(map[string][]*consumeQueue)
+	d.dispatchedOff.Store(int64(resume))
+	err := d.dispatchTo(commitLogMax, true)
+	if errors.Is(err, ErrQueueInvariant) && resume > clMin {
+		// A queue lost entries below the checkpoint (files removed by hand): verify
+		// every queue from the start of the CommitLog.
+		d.log.Warn("consumequeue gap below checkpoint, re-dispatching from CommitLog start", "checkpoint", resume, "error", err)
+		d.dispatchedOff.Store(int64(clMin))
+		err = d.dispatchTo(commitLogMax, true)
+	}
+	if err != nil {
+		return err
+	}
+	for _, q := range d.cq.all() {
+		q.correctMin(clMin)
+	}
+	d.confirmed.Store(max(d.confirmed.Load(), int64(commitLogMax)))
+	d.setDispatched(commitLogMax)
+	d.err.Store(nil)
+	return nil
+}
+
+// truncate cuts ConsumeQueue and index entries at and beyond off. The checkpoints are
+// lowered at once: after the cut, new records may start at offsets they name.
+func (d *dispatcher) truncate(off PhysicalOffset) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, q := range d.cq.all() {
+		if err := q.truncatePhys(off); err != nil {
+			return fmt.Errorf("truncate consumequeue topic=%s queue=%d at %d: %w", q.topic, q.queueID, off, err)
+		}
+	}
+	if err := d.idx.truncate(off, d.storeTimestampAt); err != nil {
+		return fmt.Errorf("truncate index at %d: %w", off, err)
+	}
+	if cp, ok := d.cq.checkpoint(); ok && cp > off {
+		if err := writeOffsetFile(filepath.Join(d.cq.dir, cqCheckpointName), off); err != nil {
+			return err
+		}
+	}
+	if cp, ok := d.idx.checkpoint(); ok && cp > off {
+		if err := writeOffsetFile(filepath.Join(d.idx.dir, indexCheckpointName), off); err != nil {
+			return err
+		}
+	}
+	if PhysicalOffset(d.confirmed.Load()) > off {
+		d.confirmed.Store(int64(off))
+	}
+	d.setDispatched(min(d.dispatched(), off))
+	return nil
+}
+
+// deleteBelow applies retention after the CommitLog dropped everything below minPhys:
+// ConsumeQueue files wholly below it go and min queue offsets advance; IndexFiles that
+// end below it go too.
+func (d *dispatcher) deleteBelow(minPhys PhysicalOffset) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, q := range d.cq.all() {
+		if err := q.deleteBelow(minPhys); err != nil {
+			return err
+		}
+	}
+	return d.idx.deleteBelow(minPhys)
+}
