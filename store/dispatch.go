@@ -14,8 +14,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// scheduleTopic is Java's SCHEDULE_TOPIC_XXXX (delay levels).
-const scheduleTopic = "SCHEDULE_TOPIC_XXXX"
 
 // maxRoundBytes bounds one background dispatch round so that waiters and long polls
 // are woken while a large backlog (catch-up after a snapshot) is worked off.
@@ -234,25 +232,27 @@ func (d *dispatcher) dispatchOne(off, idxEnd PhysicalOffset, verify bool) (Physi
 	topic := unsafe.String(unsafe.SliceData(f.topic), len(f.topic))
 	props := unsafe.String(unsafe.SliceData(f.props), len(f.props))
 	tx := f.sysFlag & SysFlagTxMask
-	// Java builds no ConsumeQueue entry for prepared and rolled-back transaction
-	// records (their queue offset is not assigned either) and no index for rollbacks.
-	if tx != SysFlagTxPrepared && tx != SysFlagTxRollback {
-		tag, _ := Property(props, PropertyTags)
-		// TODO(delay): for SCHEDULE_TOPIC_XXXX Java stores the delivery time (from the
-		// DELAY level) as the tags code; the delay feature must set it here.
-		e := cqEntry{phys: off, size: int32(len(rec)), tagsCode: TagsCode(tag)}
-		q, err := d.queue(topic, f.queueID)
-		if err != nil {
-			return off, err
-		}
-		if err := d.putCQ(q, f.queueOffset, e, verify); err != nil {
-			return off, err
-		}
-		if q.notifiedRound != d.round {
-			q.notifiedRound = d.round
-			d.touched = append(d.touched, q)
-		}
+	// Java gives prepared and rolled-back transaction records no queue offset and no
+	// ConsumeQueue entry. Our append side assigns a queue offset to every record, so
+	// every record gets its entry (skipping one would leave a gap); the broker stores
+	// half messages with a cleared transaction type, as Java's TransactionalMessageBridge
+	// does, so no prepared record reaches a consumer's queue.
+	tag, _ := Property(props, PropertyTags)
+	// TODO(delay): for SCHEDULE_TOPIC_XXXX Java stores the delivery time (from the
+	// DELAY level) as the tags code; the delay feature must set it here.
+	e := cqEntry{phys: off, size: int32(len(rec)), tagsCode: TagsCode(tag)}
+	q, err := d.queue(topic, f.queueID)
+	if err != nil {
+		return off, err
 	}
+	if err := d.putCQ(q, f.queueOffset, e, verify); err != nil {
+		return off, err
+	}
+	if q.notifiedRound != d.round {
+		q.notifiedRound = d.round
+		d.touched = append(d.touched, q)
+	}
+	// Java indexes no rolled-back record.
 	if tx != SysFlagTxRollback && off > idxEnd {
 		if err := d.index(topic, props, off, f.storeTimestamp); err != nil {
 			return off, fmt.Errorf("index offset=%d: %w", off, err)

@@ -17,7 +17,7 @@ func fillQueue(t *testing.T, src *fakeLog, topic string, queue int32, n int, tag
 }
 
 func constTag(string) func(int) string { return func(int) string { return "A" } }
-func tsStep(i int) int64                 { return 1_000_000 + int64(i)*10 }
+func tsStep(i int) int64               { return 1_000_000 + int64(i)*10 }
 
 func TestGetMessagesStatusesAndNextOffsets(t *testing.T) {
 	src := newFakeLog(1 << 20)
