@@ -9,5 +9,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.AddCommand(newNamesrvCommand(), newBrokerCommand(), newDevCommand(), newBenchCommand())
 	return root
 }

@@ -1,0 +1,251 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/rocketraft/rocketraft/nameserver"
+	"github.com/rocketraft/rocketraft/store"
+	"github.com/rocketraft/rocketraft/transport"
+)
+
+// Peer is one member of the group: raft id, and the client-facing address that a
+// follower forwards writes to when that peer leads.
+type Peer struct {
+	ID         string
+	ClientAddr string
+}
+
+// Config is one broker node's settings (cmd maps config.Broker onto it).
+type Config struct {
+	ClusterName  string
+	BrokerName   string
+	ListenAddr   string // where the remoting server listens
+	ClientAddr   string // advertised ip:port (STOREHOST, registration)
+	NamesrvAddrs []string
+	SelfID       string
+	// SelfIndex is this node's position in the peer list; followers register as
+	// brokerId SelfIndex+1.
+	SelfIndex             int
+	Peers                 []Peer
+	MaxMessageSize        int
+	AutoCreateTopicEnable bool
+	DefaultTopicQueueNums int32
+	RegisterInterval      time.Duration // default 30 s
+	OffsetFlushInterval   time.Duration // default 1 s
+	LongPollingEnable     bool
+	// MaxPullSuspend caps suspendTimeoutMillis (default 30 s).
+	MaxPullSuspend time.Duration
+	Logger         hclog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.RegisterInterval == 0 {
+		c.RegisterInterval = 30 * time.Second
+	}
+	if c.OffsetFlushInterval == 0 {
+		c.OffsetFlushInterval = time.Second
+	}
+	if c.MaxMessageSize == 0 {
+		c.MaxMessageSize = 4 << 20
+	}
+	if c.DefaultTopicQueueNums == 0 {
+		c.DefaultTopicQueueNums = 4
+	}
+	if c.MaxPullSuspend == 0 {
+		c.MaxPullSuspend = 30 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.NewNullLogger()
+	}
+	return c
+}
+
+// Broker is one node of a broker group serving the RocketMQ protocol.
+//
+// Concurrency: the transport runs each request on its own goroutine; the broker's
+// own goroutines are the role watcher, the registration ticker, the offset flusher
+// and the client-expiry scan. Replicated state lives behind Replica; soft state
+// (clients, held pulls, pending offsets) behind their own locks.
+type Broker struct {
+	cfg       Config
+	log       hclog.Logger
+	store     *store.Store
+	replica   Replica
+	storeHost netip.AddrPort
+
+	server  *transport.Server
+	client  *transport.Client // nameservers and peer brokers
+	nsrv    *nameserver.Client
+	clients *clientRegistry
+	pulls   *pullWaiters
+	offsets *offsetBuffer
+
+	mu     sync.Mutex
+	status ReplicaStatus
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// New wires a broker over an opened store and replica. Start begins serving.
+func New(cfg Config, st *store.Store, rep Replica) (*Broker, error) {
+	cfg = cfg.withDefaults()
+	host, err := netip.ParseAddrPort(cfg.ClientAddr)
+	if err != nil {
+		return nil, fmt.Errorf("broker clientAddr=%q: must be ip:port: %w", cfg.ClientAddr, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	b := &Broker{
+		cfg:       cfg,
+		log:       cfg.Logger.Named("broker"),
+		store:     st,
+		replica:   rep,
+		storeHost: host,
+		clients:   newClientRegistry(),
+		pulls:     newPullWaiters(),
+		ctx:       ctx,
+		cancel:    cancel,
+	}
+	b.offsets = newOffsetBuffer()
+	b.client = transport.NewClient(transport.ClientConfig{DialTimeout: 3 * time.Second, Logger: b.log.Named("client")})
+	b.nsrv = nameserver.NewClient(b.client)
+	b.server = transport.NewServer(transport.ServerConfig{
+		Addr:        cfg.ListenAddr,
+		Logger:      b.log.Named("remoting"),
+		OnConnClose: b.onConnClose,
+	}, transport.HandlerFunc(b.serve))
+	st.SetNotifier(b.pulls.notify)
+	return b, nil
+}
+
+// Start listens for clients and starts the background loops.
+func (b *Broker) Start() error {
+	if err := b.server.Start(); err != nil {
+		return fmt.Errorf("broker listen %s: %w", b.cfg.ListenAddr, err)
+	}
+	b.status = b.replica.Status()
+	b.goLoop(b.watchRoles)
+	b.goLoop(b.registrationLoop)
+	b.goLoop(b.offsetFlushLoop)
+	b.goLoop(b.clientExpiryLoop)
+	b.log.Info("broker serving", "addr", b.server.Addr(), "broker", b.cfg.BrokerName, "self", b.cfg.SelfID)
+	return nil
+}
+
+func (b *Broker) goLoop(f func()) {
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		f()
+	}()
+}
+
+// Addr is the address the remoting server listens on.
+func (b *Broker) Addr() string { return b.server.Addr() }
+
+// Close stops serving: it unregisters from the nameservers, flushes pending
+// consumer offsets if leader, and closes connections.
+func (b *Broker) Close() error {
+	if b.isLeader() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = b.flushOffsets(ctx)
+		cancel()
+	}
+	b.unregisterAll()
+	b.cancel()
+	err := b.server.Close()
+	b.wg.Wait()
+	_ = b.client.Close()
+	return err
+}
+
+func (b *Broker) isLeader() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.status.Role == RoleLeader
+}
+
+func (b *Broker) currentStatus() ReplicaStatus {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.status
+}
+
+// watchRoles re-registers with every nameserver at once on every role change.
+func (b *Broker) watchRoles() {
+	ch := b.replica.RoleChanges()
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case st, ok := <-ch:
+			if !ok {
+				return
+			}
+			b.mu.Lock()
+			prev := b.status
+			b.status = st
+			b.mu.Unlock()
+			if prev.Role != st.Role || prev.Term != st.Term {
+				b.log.Info("role changed", "role", st.Role, "term", st.Term, "leader", st.LeaderID)
+				if st.Role == RoleLeader {
+					b.ensureSystemTopics()
+				}
+				b.registerAll()
+			}
+		}
+	}
+}
+
+// ensureSystemTopics creates TBW102 (the auto-create template) on a new leader.
+func (b *Broker) ensureSystemTopics() {
+	if !b.cfg.AutoCreateTopicEnable {
+		return
+	}
+	if _, ok := b.replica.Topic(autoCreateTopic); ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	defer cancel()
+	t := TopicConfig{Name: autoCreateTopic, ReadQueueNums: 8, WriteQueueNums: 8, Perm: PermInherit | PermRead | PermWrite}
+	if err := b.replica.UpsertTopic(ctx, t); err != nil && !errors.Is(err, context.Canceled) {
+		b.log.Warn("create TBW102 failed", "error", err)
+	}
+}
+
+func (b *Broker) clientExpiryLoop() {
+	t := time.NewTicker(10 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case now := <-t.C:
+			for _, g := range b.clients.expireBefore(now.Add(-120 * time.Second)) {
+				b.notifyConsumerIDsChanged(g)
+			}
+		}
+	}
+}
+
+func (b *Broker) onConnClose(c *transport.Conn) {
+	for _, g := range b.clients.removeConn(c.ID()) {
+		b.notifyConsumerIDsChanged(g)
+	}
+}
+
+// notifyConsumerIDsChanged tells a group's members to rebalance now.
+func (b *Broker) notifyConsumerIDsChanged(group string) {
+	for _, c := range b.clients.consumerConns(group) {
+		req := transport.NewRequest(transport.NotifyConsumerIDsChanged, map[string]string{"consumerGroup": group}, nil)
+		_ = c.InvokeOneway(req)
+	}
+}

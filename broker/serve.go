@@ -1,0 +1,61 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rocketraft/rocketraft/transport"
+)
+
+// serve dispatches one request by code. Every handler returns a response or nil
+// (no answer); unknown codes get REQUEST_CODE_NOT_SUPPORTED naming the code.
+func (b *Broker) serve(ctx context.Context, conn *transport.Conn, req *transport.Command) *transport.Command {
+	switch req.RequestCode() {
+	case transport.SendMessage, transport.SendMessageV2, transport.SendBatchMessage:
+		return b.handleSend(ctx, conn, req)
+	case transport.PullMessage:
+		return b.handlePull(ctx, conn, req)
+	case transport.HeartBeat:
+		return b.handleHeartbeat(ctx, conn, req)
+	case transport.UnregisterClient:
+		b.onConnClose(conn)
+		return transport.NewResponse(transport.Success, "")
+	case transport.GetConsumerListByGroup:
+		return b.handleConsumerList(req)
+	case transport.QueryConsumerOffset:
+		return b.handleQueryOffset(req)
+	case transport.UpdateConsumerOffset:
+		return b.handleUpdateOffset(ctx, req)
+	case transport.GetMaxOffset:
+		return b.handleMaxOffset(req)
+	case transport.GetMinOffset:
+		return b.handleMinOffset(req)
+	case transport.SearchOffsetByTimestamp:
+		return b.handleSearchOffset(req)
+	case transport.UpdateAndCreateTopic:
+		return b.handleCreateTopic(ctx, req)
+	case transport.DeleteTopicInBroker:
+		return b.handleDeleteTopic(ctx, req)
+	case transport.GetAllSubscriptionGroupConfig:
+		return b.handleAllSubscriptionGroups()
+	case transport.QueryMessage:
+		return b.handleQueryMessage(req)
+	case transport.ViewMessageByID:
+		return b.handleViewMessage(req)
+	default:
+		return transport.NewResponse(transport.RequestCodeNotSupported,
+			fmt.Sprintf("request code %d is not supported", req.Code))
+	}
+}
+
+// errorResponse maps err through the one error table.
+func errorResponse(err error) *transport.Command {
+	return transport.NewResponse(responseCode(err), err.Error())
+}
+
+func okResponse(ext map[string]string, body []byte) *transport.Command {
+	r := transport.NewResponse(transport.Success, "")
+	r.ExtFields = ext
+	r.Body = body
+	return r
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	"github.com/spf13/cobra"
+
+	"github.com/rocketraft/rocketraft/broker"
+	"github.com/rocketraft/rocketraft/broker/node"
+	"github.com/rocketraft/rocketraft/config"
+	"github.com/rocketraft/rocketraft/raftlog"
+	"github.com/rocketraft/rocketraft/store"
+	"github.com/rocketraft/rocketraft/transport"
+)
+
+func newBrokerCommand() *cobra.Command {
+	var confPath string
+	cmd := &cobra.Command{
+		Use:   "broker",
+		Short: "Run one node of a broker group",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg := config.DefaultBroker()
+			if confPath != "" {
+				var err error
+				if cfg, err = config.LoadBroker(confPath); err != nil {
+					return err
+				}
+			}
+			return runBroker(cfg)
+		},
+	}
+	cmd.Flags().StringVarP(&confPath, "config", "c", "", "broker.conf (Java properties or YAML)")
+	return cmd
+}
+
+// nodeConfig maps the broker.conf keys onto the raft node's settings.
+func nodeConfig(cfg config.Broker, log hclog.Logger) (node.Config, error) {
+	self, _, err := cfg.Self()
+	if err != nil {
+		return node.Config{}, err
+	}
+	host, err := netip.ParseAddrPort(cfg.ClientAddr())
+	if err != nil {
+		return node.Config{}, fmt.Errorf("brokerIP1=%q: must be an IP address: %w", cfg.BrokerIP1, err)
+	}
+	advertise, err := net.ResolveTCPAddr("tcp", self.Addr)
+	if err != nil {
+		return node.Config{}, fmt.Errorf("dLegerPeers: raft address %s of %s: %w", self.Addr, self.ID, err)
+	}
+	stream, err := transport.NewTCPStreamLayer(self.Addr, advertise)
+	if err != nil {
+		return node.Config{}, err
+	}
+	trans := raft.NewNetworkTransportWithLogger(stream, 3, 10*time.Second, log.Named("raft-net"))
+	var peers []raft.Server
+	for _, p := range cfg.Peers {
+		peers = append(peers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.Addr)})
+	}
+	flushMode := store.FlushAsync
+	if cfg.FlushDiskType == config.SyncFlush {
+		flushMode = store.FlushSync
+	}
+	return node.Config{
+		ID:        raft.ServerID(self.ID),
+		Dir:       cfg.StorePathRootDir,
+		Peers:     peers,
+		Transport: trans,
+		LogStore:  raftlog.LogStoreKind(cfg.Raft.LogStore),
+		Store: store.Config{
+			CommitLogSegmentSize:       cfg.MappedFileSizeCommitLog,
+			ConsumeQueueEntriesPerFile: int(cfg.MappedFileSizeConsumeQueue / 20),
+			IndexHashSlots:             cfg.MaxHashSlotNum,
+			IndexMaxEntries:            cfg.MaxIndexNum,
+			PreZeroSegments:            true,
+			FlushMode:                  flushMode,
+			FlushInterval:              cfg.FlushInterval,
+			FileReservedTime:           cfg.FileReservedTime,
+			DeleteWhenHour:             cfg.DeleteWhen,
+			DiskMaxUsedSpaceRatio:      float64(cfg.DiskMaxUsedSpaceRatio) / 100,
+		},
+		StoreHost:          host,
+		HeartbeatTimeout:   cfg.Raft.HeartbeatTimeout,
+		ElectionTimeout:    cfg.Raft.ElectionTimeout,
+		LeaderLeaseTimeout: cfg.Raft.LeaderLeaseTimeout,
+		CommitTimeout:      cfg.Raft.CommitTimeout,
+		MaxAppendEntries:   cfg.Raft.MaxAppendEntries,
+		SnapshotInterval:   cfg.Raft.SnapshotInterval,
+		SnapshotThreshold:  cfg.Raft.SnapshotThreshold,
+		TrailingLogs:       cfg.Raft.TrailingLogs,
+		Proposer: node.ProposerConfig{
+			MaxBatchBytes:    cfg.GroupCommit.MaxBytes,
+			MaxBatchMessages: cfg.GroupCommit.MaxMessages,
+			MaxPending:       cfg.GroupCommit.MaxPending,
+		},
+		Logger: log,
+	}, nil
+}
+
+func brokerConfig(cfg config.Broker, log hclog.Logger) broker.Config {
+	_, index, _ := cfg.Self()
+	var peers []broker.Peer
+	for _, p := range cfg.PeerClientAddrs {
+		peers = append(peers, broker.Peer{ID: p.ID, ClientAddr: p.Addr})
+	}
+	return broker.Config{
+		ClusterName:           cfg.ClusterName,
+		BrokerName:            cfg.BrokerName,
+		ListenAddr:            fmt.Sprintf(":%d", cfg.ListenPort),
+		ClientAddr:            cfg.ClientAddr(),
+		NamesrvAddrs:          cfg.NamesrvAddrs,
+		SelfID:                cfg.SelfID,
+		SelfIndex:             index,
+		Peers:                 peers,
+		MaxMessageSize:        cfg.MaxMessageSize,
+		AutoCreateTopicEnable: cfg.AutoCreateTopicEnable,
+		DefaultTopicQueueNums: int32(cfg.DefaultTopicQueueNums),
+		OffsetFlushInterval:   cfg.ConsumerOffsetFlushInterval,
+		LongPollingEnable:     cfg.LongPollingEnable,
+		Logger:                log,
+	}
+}
+
+func runBroker(cfg config.Broker) error {
+	log := newLogger("rocketraft", cfg.LogLevel).With("broker", cfg.BrokerName, "node", cfg.SelfID)
+	if err := os.MkdirAll(filepath.Clean(cfg.StorePathRootDir), 0o755); err != nil {
+		return fmt.Errorf("storePathRootDir=%q: %w", cfg.StorePathRootDir, err)
+	}
+	ncfg, err := nodeConfig(cfg, log)
+	if err != nil {
+		return err
+	}
+	n, err := node.Open(ncfg)
+	if err != nil {
+		return fmt.Errorf("open raft node: %w", err)
+	}
+	b, err := broker.New(brokerConfig(cfg, log), n.Store(), broker.NewNodeReplica(n))
+	if err != nil {
+		_ = n.Close()
+		return err
+	}
+	if err := b.Start(); err != nil {
+		_ = n.Close()
+		return err
+	}
+	waitForSignal()
+	log.Info("shutting down")
+	berr := b.Close()
+	nerr := n.Close()
+	if berr != nil {
+		return berr
+	}
+	return nerr
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// devCluster describes the local cluster `rocketraft dev` runs: one nameserver and
+// groups of nodes, each node a separate process of this binary.
+type devCluster struct {
+	dataDir     string
+	groups      int
+	nodes       int
+	namesrvPort int
+	brokerPort  int
+	raftPort    int
+	segmentSize int64
+}
+
+func newDevCommand() *cobra.Command {
+	d := devCluster{}
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run a local nameserver and a three-node broker group (data under ./data/dev)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return d.run()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&d.dataDir, "data-dir", "data/dev", "directory for configs, logs and data (kept across restarts)")
+	f.IntVar(&d.groups, "groups", 1, "number of broker groups (broker-a, broker-b, …)")
+	f.IntVar(&d.nodes, "nodes", 3, "nodes per group")
+	f.IntVar(&d.namesrvPort, "namesrv-port", 9876, "nameserver port")
+	f.IntVar(&d.brokerPort, "broker-port", 10911, "client port of the first node; node i of group g uses +100*g+10*i")
+	f.IntVar(&d.raftPort, "raft-port", 40911, "raft port of the first node, same spacing")
+	f.Int64Var(&d.segmentSize, "segment-size", 64<<20, "CommitLog segment size in bytes")
+	return cmd
+}
+
+func (d devCluster) groupName(g int) string { return "broker-" + string(rune('a'+g)) }
+
+// writeConfigs writes namesrv.conf and one broker.conf per node.
+func (d devCluster) writeConfigs() (namesrvConf string, brokerConfs []string, err error) {
+	confDir := filepath.Join(d.dataDir, "conf")
+	if err := os.MkdirAll(confDir, 0o755); err != nil {
+		return "", nil, err
+	}
+	namesrvConf = filepath.Join(confDir, "namesrv.conf")
+	ns := fmt.Sprintf("listenAddr=127.0.0.1\nlistenPort=%d\nadminListen=\n", d.namesrvPort)
+	if err := os.WriteFile(namesrvConf, []byte(ns), 0o644); err != nil {
+		return "", nil, err
+	}
+	for g := 0; g < d.groups; g++ {
+		var peers, clients []string
+		for i := 0; i < d.nodes; i++ {
+			peers = append(peers, fmt.Sprintf("n%d-127.0.0.1:%d", i, d.raftPort+100*g+10*i))
+			clients = append(clients, fmt.Sprintf("n%d-127.0.0.1:%d", i, d.brokerPort+100*g+10*i))
+		}
+		for i := 0; i < d.nodes; i++ {
+			abs, err := filepath.Abs(filepath.Join(d.dataDir, d.groupName(g), fmt.Sprintf("n%d", i)))
+			if err != nil {
+				return "", nil, err
+			}
+			conf := strings.Join([]string{
+				"brokerClusterName=DefaultCluster",
+				"brokerName=" + d.groupName(g),
+				"brokerIP1=127.0.0.1",
+				fmt.Sprintf("listenPort=%d", d.brokerPort+100*g+10*i),
+				fmt.Sprintf("namesrvAddr=127.0.0.1:%d", d.namesrvPort),
+				"storePathRootDir=" + abs,
+				"dLegerGroup=" + d.groupName(g),
+				"dLegerPeers=" + strings.Join(peers, ";"),
+				"dLegerPeerClientAddrs=" + strings.Join(clients, ";"),
+				fmt.Sprintf("dLegerSelfId=n%d", i),
+				fmt.Sprintf("mappedFileSizeCommitLog=%d", d.segmentSize),
+				"adminListen=",
+				"",
+			}, "\n")
+			path := filepath.Join(confDir, fmt.Sprintf("%s-n%d.conf", d.groupName(g), i))
+			if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+				return "", nil, err
+			}
+			brokerConfs = append(brokerConfs, path)
+		}
+	}
+	return namesrvConf, brokerConfs, nil
+}
+
+func (d devCluster) run() error {
+	namesrvConf, brokerConfs, err := d.writeConfigs()
+	if err != nil {
+		return fmt.Errorf("dev: write configs: %w", err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	logDir := filepath.Join(d.dataDir, "logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return err
+	}
+	var procs []*exec.Cmd
+	start := func(name string, args ...string) error {
+		logf, err := os.OpenFile(filepath.Join(logDir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		c := exec.Command(self, args...)
+		c.Stdout, c.Stderr = logf, logf
+		if err := c.Start(); err != nil {
+			return fmt.Errorf("dev: start %s: %w", name, err)
+		}
+		procs = append(procs, c)
+		return nil
+	}
+	stopAll := func() {
+		for _, p := range procs {
+			_ = p.Process.Signal(syscall.SIGTERM)
+		}
+		done := make(chan struct{})
+		go func() {
+			for _, p := range procs {
+				_ = p.Wait()
+			}
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			for _, p := range procs {
+				_ = p.Process.Kill()
+			}
+		}
+	}
+	if err := start("namesrv", "namesrv", "-c", namesrvConf); err != nil {
+		return err
+	}
+	for _, conf := range brokerConfs {
+		name := strings.TrimSuffix(filepath.Base(conf), ".conf")
+		if err := start(name, "broker", "-c", conf); err != nil {
+			stopAll()
+			return err
+		}
+	}
+	ns := fmt.Sprintf("127.0.0.1:%d", d.namesrvPort)
+	fmt.Printf("rocketraft dev cluster running (Ctrl-C stops it)\n")
+	fmt.Printf("  nameserver   %s\n", ns)
+	for g := 0; g < d.groups; g++ {
+		for i := 0; i < d.nodes; i++ {
+			fmt.Printf("  %s n%d    client 127.0.0.1:%d  raft 127.0.0.1:%d\n", d.groupName(g), i,
+				d.brokerPort+100*g+10*i, d.raftPort+100*g+10*i)
+		}
+	}
+	fmt.Printf("  data, configs and logs under %s\n\n", d.dataDir)
+	fmt.Printf("Try it (in another terminal):\n")
+	fmt.Printf("  ./bin/rocketraft bench produce --namesrv %s --topic TopicTest --count 1000\n", ns)
+	fmt.Printf("  ./bin/rocketraft bench consume --namesrv %s --topic TopicTest --group demo --count 1000\n", ns)
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	exited := make(chan *exec.Cmd, len(procs))
+	for _, p := range procs {
+		go func(p *exec.Cmd) { _ = p.Wait(); exited <- p }(p)
+	}
+	select {
+	case <-sig:
+		fmt.Println("\nstopping…")
+	case p := <-exited:
+		fmt.Printf("\n%s exited unexpectedly (see %s); stopping the cluster\n", strings.Join(p.Args[1:], " "), logDir)
+	}
+	stopAll()
+	return nil
+}
