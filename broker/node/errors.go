@@ -21,3 +21,6 @@ var (
 	// ErrConfig reports an invalid Config.
 	ErrConfig = errors.New("node: invalid config")
 )
+
+// ErrUnknownServer: the server id is not in the group's configuration.
+var ErrUnknownServer = errors.New("node: unknown server")

@@ -346,7 +346,7 @@ func (p *proposer[R]) complete(e *entry[R]) {
 // index is the entry's log index, 0 when raft never appended it.
 func classifyApplyError(err error, index uint64) error {
 	switch {
-	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+	case errIsNotLeader(err):
 		// Answered before the entry was appended to any log.
 		return fmt.Errorf("%w: %w", ErrNotLeader, err)
 	case errors.Is(err, raft.ErrEnqueueTimeout):
@@ -358,4 +358,8 @@ func classifyApplyError(err error, index uint64) error {
 		// a later leader may or may not carry the entry.
 		return fmt.Errorf("%w: index=%d: %w", ErrUnknownOutcome, index, err)
 	}
+}
+
+func errIsNotLeader(err error) bool {
+	return errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipTransferInProgress)
 }

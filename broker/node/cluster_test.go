@@ -1,0 +1,37 @@
+package node_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rocketraft/rocketraft/internal/testcluster"
+)
+
+func TestReplicatesConcurrentProducers(t *testing.T) {
+	c := testcluster.New(t, 3, testcluster.Options{})
+	c.CreateTopic(testTopic, 100)
+	h := &history{}
+	start := time.Now()
+	produce(t, c, h, 50, 200, 100, nil) // 10,000 messages
+	t.Logf("10,000 messages in %s, proposer %+v", time.Since(start), c.Leader().Node().ProposerStats())
+	if len(h.acks) != 10000 || h.failed.Load() != 0 || h.unknown.Load() != 0 {
+		t.Fatalf("acks %d failed %d unknown %d, want 10000/0/0", len(h.acks), h.failed.Load(), h.unknown.Load())
+	}
+	c.AssertReplicasIdentical()
+	verifyAcks(t, c, h)
+	// Dense queue offsets: 100 messages per queue, offsets 0..99 each.
+	perQueue := map[int32]map[int64]bool{}
+	for _, a := range h.acks {
+		if perQueue[a.queue] == nil {
+			perQueue[a.queue] = map[int64]bool{}
+		}
+		perQueue[a.queue][int64(a.res.QueueOffset)] = true
+	}
+	for q, offs := range perQueue {
+		for i := range int64(100) {
+			if !offs[i] {
+				t.Fatalf("queue %d: offset %d never acked", q, i)
+			}
+		}
+	}
+}
