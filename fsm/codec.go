@@ -279,6 +279,9 @@ func DecodeCommand(b []byte) (Command, error) {
 		if c.Topic.Name == "" {
 			return nil, badf(t, "empty topic name")
 		}
+		if len(c.Topic.Attributes) == 0 {
+			c.Topic.Attributes = nil // "{}" and absent mean the same; keep one form
+		}
 		return &c, nil
 	case CmdTopicDelete:
 		name, _, err := decodeName(t, p)
@@ -293,6 +296,9 @@ func DecodeCommand(b []byte) (Command, error) {
 		}
 		if c.Group.GroupName == "" {
 			return nil, badf(t, "empty group name")
+		}
+		if len(c.Group.Attributes) == 0 {
+			c.Group.Attributes = nil
 		}
 		return &c, nil
 	case CmdSubscriptionGroupDelete:
