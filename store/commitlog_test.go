@@ -25,6 +25,7 @@ func testConfig(dir string) Config {
 		IndexHashSlots:             1000,
 		IndexMaxEntries:            4000,
 		FlushInterval:              time.Hour,
+		DeleteWhenHour:             4,
 	}
 }
 

@@ -1,0 +1,148 @@
+package store
+
+import (
+	"errors"
+	"os"
+	"testing"
+	"time"
+)
+
+func TestDecideRetention(t *testing.T) {
+	day := time.Date(2025, 3, 10, 4, 30, 0, 0, time.UTC) // 04:30, DeleteWhenHour 4
+	old := day.Add(-100 * time.Hour)
+	fresh := day.Add(-time.Hour)
+	seg := func(mod time.Time) segmentInfo { return segmentInfo{lastModified: mod} }
+	active := func(mod time.Time) segmentInfo { return segmentInfo{lastModified: mod, active: true} }
+	ref := func(mod time.Time) segmentInfo { return segmentInfo{lastModified: mod, referenced: true} }
+	p := retentionPolicy{reserved: 72 * time.Hour, deleteWhenHour: 4, diskMaxUsedRatio: 0.75, diskUsedRatio: 0.5}
+	full := p
+	full.diskUsedRatio = 0.9
+	cases := []struct {
+		name string
+		now  time.Time
+		segs []segmentInfo
+		p    retentionPolicy
+		want int
+	}{
+		{"expired at the hour", day, []segmentInfo{seg(old), seg(old), seg(fresh), active(fresh)}, p, 2},
+		{"not the hour", day.Add(2 * time.Hour), []segmentInfo{seg(old), seg(old), active(fresh)}, p, 0},
+		{"never the active one", day, []segmentInfo{seg(old), active(old)}, p, 1},
+		{"only an active one", day, []segmentInfo{active(old)}, p, 0},
+		{"guard stops at referenced", day, []segmentInfo{seg(old), ref(old), seg(old), active(fresh)}, p, 1},
+		{"reserved time is exclusive", day, []segmentInfo{seg(day.Add(-72 * time.Hour)), active(fresh)}, p, 0},
+		{"disk full ignores the hour", day.Add(5 * time.Hour), []segmentInfo{seg(old), seg(old), seg(fresh), active(fresh)}, full, 2},
+		{"disk full deletes one unexpired", day.Add(5 * time.Hour), []segmentInfo{seg(fresh), seg(fresh), active(fresh)}, full, 1},
+		{"disk full spares referenced", day, []segmentInfo{ref(fresh), seg(fresh), active(fresh)}, full, 0},
+		{"disk full spares active", day, []segmentInfo{active(fresh)}, full, 0},
+		{"batch bound", day, append(make12(seg(old)), active(fresh)), p, retentionMaxPerCall},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := decideRetention(tc.now, tc.segs, tc.p)
+			if len(got) != tc.want {
+				t.Fatalf("deleted %v, want %d", got, tc.want)
+			}
+			for i, idx := range got {
+				if idx != i {
+					t.Fatalf("deleted %v: not a prefix", got)
+				}
+			}
+		})
+	}
+}
+
+func make12(s segmentInfo) []segmentInfo {
+	out := make([]segmentInfo, 12)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+func TestCleanExpiredWithInjectedClock(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, testConfig(dir))
+	defer s.Close()
+	base := time.Date(2025, 3, 10, 4, 0, 0, 0, time.UTC)
+	// Segment 0 and 1 are written 100 h before base, segment 2 1 h before, segment 3
+	// (active) now: each batch of 65 records of 1000 bytes fills one segment.
+	stamps := []time.Time{base.Add(-100 * time.Hour), base.Add(-99 * time.Hour), base.Add(-time.Hour), base}
+	var res []AppendResult
+	for i, ts := range stamps {
+		res = append(res, mustAppend(t, s, testBatch(t, "T", 1, 65, 1000, i*100), ts.UnixMilli())...)
+	}
+	if n := len(s.commitLog.mfq.snapshot()); n != 4 {
+		t.Fatalf("%d segments, want 4", n)
+	}
+	if err := s.WaitDispatched(t.Context(), s.MaxPhysicalOffset()); err != nil {
+		t.Fatal(err)
+	}
+	// Not the delete hour, disk fine: nothing.
+	if n, err := s.CleanExpired(base.Add(3*time.Hour), 0.1); err != nil || n != 0 {
+		t.Fatalf("off-hour: deleted %d err %v", n, err)
+	}
+	// Guarded segment 0 blocks everything after it.
+	s.SetRetentionGuard(func(start PhysicalOffset) bool { return start == 0 })
+	if n, err := s.CleanExpired(base.Add(30*time.Minute), 0.1); err != nil || n != 0 {
+		t.Fatalf("guarded: deleted %d err %v", n, err)
+	}
+	s.SetRetentionGuard(nil)
+	n, err := s.CleanExpired(base.Add(30*time.Minute), 0.1)
+	if err != nil || n != 2 {
+		t.Fatalf("at the hour: deleted %d err %v, want 2", n, err)
+	}
+	if s.MinPhysicalOffset() != 2*testSegSize {
+		t.Fatalf("min %d, want %d", s.MinPhysicalOffset(), 2*testSegSize)
+	}
+	for _, start := range []int64{0, testSegSize} {
+		if _, err := os.Stat(segPath(dir, start)); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("segment %d still on disk", start)
+		}
+	}
+	// Reads below the new minimum are OFFSET_TOO_SMALL.
+	r, err := s.GetMessages("T", 0, 0, 1, 1<<20, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != OffsetTooSmall {
+		t.Fatalf("read below min: %v", r.Status)
+	}
+	r.Release()
+	// Disk over the ratio: one more (unexpired) segment goes, never the active one.
+	if n, err := s.CleanExpired(base.Add(5*time.Hour), 0.95); err != nil || n != 1 {
+		t.Fatalf("disk full: deleted %d err %v, want 1", n, err)
+	}
+	if n, err := s.CleanExpired(base.Add(5*time.Hour), 0.95); err != nil || n != 0 {
+		t.Fatalf("disk full with only the active segment: deleted %d err %v", n, err)
+	}
+	if s.MinPhysicalOffset() != 3*testSegSize || s.MaxPhysicalOffset() != endOf(res[len(res)-1]) {
+		t.Fatalf("min %d max %d after retention", s.MinPhysicalOffset(), s.MaxPhysicalOffset())
+	}
+}
+
+func TestRetentionSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, testConfig(dir))
+	base := time.Date(2025, 3, 10, 4, 0, 0, 0, time.UTC)
+	mustAppend(t, s, testBatch(t, "T", 1, 65, 1000, 0), base.Add(-100*time.Hour).UnixMilli())
+	mustAppend(t, s, testBatch(t, "T", 1, 65, 1000, 100), base.UnixMilli())
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// After reopening, segment timestamps come from the records themselves.
+	s = openTest(t, testConfig(dir))
+	if n, err := s.CleanExpired(base, 0); err != nil || n != 1 {
+		t.Fatalf("deleted %d err %v, want 1", n, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, testConfig(dir))
+	defer s.Close()
+	if s.MinPhysicalOffset() != testSegSize {
+		t.Fatalf("min %d after restart", s.MinPhysicalOffset())
+	}
+	if got := s.MinQueueOffset("T", 0); got != 65 {
+		t.Fatalf("min queue offset %d after restart, want 65", got)
+	}
+}
