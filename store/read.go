@@ -164,6 +164,10 @@ func (s *Store) GetMessages(topic string, queueID int32, offset QueueOffset, max
 	propsFn := pl.props
 	r.Status = NoMatchedMessage
 	n := len(run) / cqEntrySize
+	want := min(maxMsgs, n)
+	r.Messages = make([][]byte, 0, want)
+	r.QueueOffsets = make([]QueueOffset, 0, want)
+	r.releases = make([]func(), 0, want)
 	i := 0
 	for ; i < n; i++ {
 		e := readCQEntry(run[i*cqEntrySize:])
