@@ -15,15 +15,24 @@ import (
 
 // listFSM records every command in order; its snapshot is the whole list. The
 // list is the replica state the test compares.
+// Commands seen before are skipped, so a retried proposal (see applyRange) is
+// applied once.
 type listFSM struct {
 	mu      sync.Mutex
 	entries []string
+	seen    map[string]bool
 }
 
 func (f *listFSM) Apply(l *raft.Log) any {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.entries = append(f.entries, string(l.Data))
+	if f.seen == nil {
+		f.seen = map[string]bool{}
+	}
+	if !f.seen[string(l.Data)] {
+		f.seen[string(l.Data)] = true
+		f.entries = append(f.entries, string(l.Data))
+	}
 	return len(f.entries)
 }
 
@@ -41,6 +50,10 @@ func (f *listFSM) Restore(rc io.ReadCloser) error {
 	}
 	f.mu.Lock()
 	f.entries = entries
+	f.seen = make(map[string]bool, len(entries))
+	for _, e := range entries {
+		f.seen[e] = true
+	}
 	f.mu.Unlock()
 	return nil
 }
@@ -92,9 +105,11 @@ func startNode(t *testing.T, id raft.ServerID, dir string, kind LogStoreKind) *t
 	conf := raft.DefaultConfig()
 	conf.LocalID = id
 	conf.Logger = logger
-	conf.HeartbeatTimeout = 200 * time.Millisecond
-	conf.ElectionTimeout = 200 * time.Millisecond
-	conf.LeaderLeaseTimeout = 100 * time.Millisecond
+	// Short enough for a quick first election, long enough that a slow fsync on
+	// a busy shared disk does not cost leadership every run.
+	conf.HeartbeatTimeout = 500 * time.Millisecond
+	conf.ElectionTimeout = 500 * time.Millisecond
+	conf.LeaderLeaseTimeout = 250 * time.Millisecond
 	conf.CommitTimeout = 5 * time.Millisecond
 	// Snapshot and compact often, so the log is cut at the front (DeleteRange)
 	// while a node is down and its catch-up has to go through GetLog returning
@@ -153,22 +168,40 @@ func leaderOf(nodes []*testNode) *testNode {
 	return nil
 }
 
-func applyRange(t *testing.T, nodes []*testNode, from, to int) {
+func waitLeader(t *testing.T, nodes []*testNode) *testNode {
 	t.Helper()
 	var leader *testNode
-	waitFor(t, 10*time.Second, "a leader", func() bool { leader = leaderOf(nodes); return leader != nil })
-	// Futures in flight together let raft batch them: one StoreLogs (one fsync)
-	// per batch, as the broker's group commit will.
-	futures := make([]raft.ApplyFuture, 0, to-from+1)
-	for i := from; i <= to; i++ {
-		futures = append(futures, leader.raft.Apply(fmt.Appendf(nil, "entry-%04d", i), 10*time.Second))
-	}
-	for i, f := range futures {
-		// A leadership change here would leave the outcome unknown; with a healthy
-		// in-memory network it means the stores misbehaved.
-		if err := f.Error(); err != nil {
-			t.Fatalf("apply entry-%04d on %s: %v", from+i, leader.id, err)
+	waitFor(t, 15*time.Second, "a leader", func() bool { leader = leaderOf(nodes); return leader != nil })
+	return leader
+}
+
+// applyRange applies entry-<from>..entry-<to> in order. The machine is shared and
+// an fsync can stall long enough to cost leadership; an entry whose future then
+// fails has an unknown outcome, so it and everything after it are proposed again
+// and listFSM drops the duplicates. Order is kept because raft commits a prefix
+// of what one leader appended.
+func applyRange(t *testing.T, nodes []*testNode, from, to int) {
+	t.Helper()
+	for attempt := 1; from <= to; attempt++ {
+		if attempt > 5 {
+			t.Fatalf("entries %d..%d still unacknowledged after %d attempts", from, to, attempt-1)
 		}
+		leader := waitLeader(t, nodes)
+		// Futures in flight together let raft batch them: one StoreLogs (one
+		// fsync) per batch, as the broker's group commit will.
+		futures := make([]raft.ApplyFuture, 0, to-from+1)
+		for i := from; i <= to; i++ {
+			futures = append(futures, leader.raft.Apply(fmt.Appendf(nil, "entry-%04d", i), 10*time.Second))
+		}
+		failedAt := to + 1
+		for i, f := range futures {
+			if err := f.Error(); err != nil {
+				t.Logf("apply entry-%04d on %s (attempt %d): %v; retrying from there", from+i, leader.id, attempt, err)
+				failedAt = from + i
+				break
+			}
+		}
+		from = failedAt
 	}
 }
 
@@ -208,7 +241,7 @@ func runClusterOnStores(t *testing.T, kind LogStoreKind) {
 	applyRange(t, nodes, 1, total/2)
 
 	// Stop a follower and remember how far its log went.
-	leader := leaderOf(nodes)
+	leader := waitLeader(t, nodes)
 	var victimIdx int
 	for i, n := range nodes {
 		if n != leader {
@@ -240,11 +273,11 @@ func runClusterOnStores(t *testing.T, kind LogStoreKind) {
 	// The leader must have compacted past the victim's log, so the catch-up
 	// cannot be plain AppendEntries: raft asks GetLog(victimLast) of the leader's
 	// store, must get raft.ErrLogNotFound, and installs a snapshot instead.
-	leader = leaderOf(nodes)
-	if leader == nil {
-		t.Fatal("no leader after second batch")
-	}
-	waitFor(t, 10*time.Second, "leader to compact past the victim's last index", func() bool {
+	waitFor(t, 15*time.Second, "leader to compact past the victim's last index", func() bool {
+		leader = leaderOf(nodes)
+		if leader == nil {
+			return false
+		}
 		first, err := leader.stores.Log.FirstIndex()
 		return err == nil && first > victimLast+1
 	})

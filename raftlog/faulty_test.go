@@ -81,7 +81,7 @@ func TestClusterLeaderStoreFailure(t *testing.T) {
 	}
 	applyRange(t, nodes, 1, 10)
 
-	old := leaderOf(nodes)
+	old := waitLeader(t, nodes)
 	old.faulty.FailStores(nil)
 	err := old.raft.Apply([]byte("never-acked"), 5*time.Second).Error()
 	if err == nil {
