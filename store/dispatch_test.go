@@ -230,14 +230,19 @@ func TestNotifierOncePerQueuePerRound(t *testing.T) {
 func TestBackgroundDispatchWakesOnSetConfirmed(t *testing.T) {
 	src := newFakeLog(1 << 20)
 	s := openDQ(t, t.TempDir(), src, defaultOpts())
+	// The fake log is not safe for concurrent appends: write it first, then confirm
+	// record by record while the reput goroutine runs.
+	var ends []PhysicalOffset
+	for i := range 5 {
+		src.append(t, testMsg{topic: "T", queue: 0, body: "x", ts: int64(i)})
+		ends = append(ends, src.maxOffset())
+	}
 	s.dispatcher.start()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	var last PhysicalOffset
-	for i := range 5 {
-		src.append(t, testMsg{topic: "T", queue: 0, body: "x", ts: int64(i)})
-		last = src.maxOffset()
-		s.dispatcher.setConfirmed(last)
+	last := ends[len(ends)-1]
+	for _, end := range ends {
+		s.dispatcher.setConfirmed(end)
 	}
 	if err := s.WaitDispatched(ctx, last); err != nil {
 		t.Fatal(err)
