@@ -4,6 +4,118 @@
 //
 // It imports no project package and never imports raft.
 //
+// # Usage
+//
+//	s, err := store.Open(store.Config{Dir: root})         // recovers CommitLog, CQ, index
+//	res, err := s.AppendBatch(encodedRecs, leaderTimestamp) // from FSM.Apply: deterministic
+//	r, err := s.GetMessages(topic, queueID, offset, 32, 1<<20, nil)
+//	defer r.Release()
+//	s.CleanExpired(now, ratio)                              // every 10 s from the broker
+//	s.Close()                                               // flush, checkpoint, clean marker
+//
+// # Concurrency
+//
+// One writer at a time (AppendBatch, Truncate, ResetFrom, CleanExpired, Close, behind
+// the Store's write lock; in a raft group the FSM is the only writer). Readers run
+// concurrently: a segment's write position is published only after the bytes below it
+// are copied and patched. Background goroutines: the reput (dispatch.go), the flusher
+// (flush.go) and the segment pre-allocator (allocator.go).
+//
+// # CommitLog
+//
+// commitlog/<20-digit start offset>: segments of CommitLogSegmentSize bytes (default
+// 1 GiB; it shapes the bytes, so a raft group pins it), each named by the CommitLog
+// offset of its first byte, contiguous. Records follow each other with no gaps; a
+// record never spans two segments. Each message is the RocketMQ v1 stored layout
+// (rocketmq-protocol.md §4.1; all big-endian):
+//
+//	offset  size     field
+//	0       4        TOTALSIZE (whole record)
+//	4       4        MAGIC 0xDAA320A7 (v1; v2 0xDAA320AB decoded, never written)
+//	8       4        BODYCRC: CRC32-IEEE(body) & 0x7FFFFFFF
+//	12      4        QUEUEID
+//	16      4        FLAG
+//	20      8        QUEUEOFFSET        patched at append
+//	28      8        PHYSICALOFFSET     patched at append: the record's own offset
+//	36      4        SYSFLAG
+//	40      8        BORNTIMESTAMP
+//	48      8|20     BORNHOST (IPv4 + port | IPv6 + port when SYSFLAG&0x10)
+//	+0      8        STORETIMESTAMP     patched at append (the leader's timestamp)
+//	+8      8|20     STOREHOST (IPv6 when SYSFLAG&0x20)
+//	+       4        RECONSUMETIMES
+//	+       8        PREPARED TRANSACTION OFFSET
+//	+       4+n      BODYLEN, BODY
+//	+       1+t      TOPICLEN, TOPIC
+//	+       2+p      PROPLEN, PROPERTIES (name 0x01 value 0x02 ...)
+//
+// Blank (end-of-segment) record: when the next message does not fit in what is left
+// of the segment with MinBlankRecord (8) bytes to spare, the rest of the segment
+// becomes one blank record and the message starts the next segment:
+//
+//	offset  size  field
+//	0       4     TOTALSIZE = bytes left in the segment (>= 8)
+//	4       4     MAGIC 0xCBD43194
+//	8       n-8   zero
+//
+// So every message leaves 0 or >= 8 bytes after it, and a message larger than
+// segment size - 8 is MESSAGE_ILLEGAL. Space after the last record is all zero: new
+// segments are created zeroed (written as <name>.tmp, synced, renamed) and every cut
+// zeroes and msyncs what it removes.
+//
+// # checkpoint and abort files
+//
+// checkpoint (52 bytes, replaced atomically: temp file, fsync, rename, fsync dir):
+//
+//	offset  size  field
+//	0       4     magic 0x52524350 ("RRCP")
+//	4       4     version (1)
+//	8       8     commitLogFlushed: every CommitLog byte below it was msync'd first
+//	16      8     commitLogMin when written (informational)
+//	24      8     logicsFlushed: dispatched offset when CQ/index were flushed (informational)
+//	32      8     physicMsgTimestamp: STORETIMESTAMP of the last append (informational)
+//	40      8     indexMsgTimestamp (informational)
+//	48      4     CRC32-IEEE of bytes 0-47
+//
+// abort: an empty file created (and the directory synced) at the start of Open and
+// removed as the last step of a successful Close. Present at Open = the previous run
+// did not shut down cleanly.
+//
+// # Recovery
+//
+// Claim: after Open the CommitLog is the longest prefix of valid records on disk, it
+// contains every byte that was below commitLogFlushed when the checkpoint was written,
+// and nothing stale lies after it.
+//
+//  1. Appends publish a segment's write position only after the bytes below it are
+//     complete, and flushes msync in order before the checkpoint is written; so
+//     commitLogFlushed is a record boundary and every record below it is on disk.
+//  2. Open scans with scanRecords: a record is accepted only if its structure adds up,
+//     BODYCRC matches, PHYSICALOFFSET equals its own offset (stale bytes of an earlier
+//     cut record fail this) and it leaves 0 or >= 8 bytes; a blank record ends the
+//     segment; zero TOTALSIZE ends the data. Clean shutdown: the scan starts at
+//     commitLogFlushed (the checkpoint is trusted, the tail still verified). Dirty: at
+//     the start of the segment holding commitLogFlushed, so that segment's committed
+//     records are re-verified. No checkpoint: the start of the last three segments.
+//  3. If the scan stops below commitLogFlushed, acknowledged data is damaged: Open fails
+//     with ErrCorrupt naming the offset and segment, and changes nothing (design.md §5:
+//     never silently truncate the committed region).
+//  4. Otherwise everything from the stop is cut: the segment's tail is zeroed and
+//     msync'd, later segments (including an unadopted pre-allocated one) are deleted.
+//     Because cuts zero what they remove, a later crash cannot resurrect cut records,
+//     and torn writes (zeros or partial records) and garbage stop the next scan at the
+//     same boundary.
+//  5. Truncate writes a checkpoint with commitLogFlushed lowered to the cut point
+//     before cutting, so (3) never fires for a deliberate truncation.
+//
+// Then the dispatcher recovers the ConsumeQueues and IndexFiles against the recovered
+// end (Dispatch recovery, below) and the queue offset table is rebuilt from them.
+//
+// # Retention
+//
+// CleanExpired deletes whole CommitLog segments from the front. A segment's age is
+// the largest STORETIMESTAMP of its messages, not the file mtime: it is the same on
+// every replica and survives snapshot installs. Rules in decideRetention.
+//
 // # ConsumeQueue
 //
 // consumequeue/<topic>/<queueId>/<20-digit start>: one file per 300,000 entries
