@@ -195,3 +195,13 @@ func FuzzDecodeCommand(f *testing.F) {
 		}
 	})
 }
+
+func TestAppendOffsetMsgIDMatchesStore(t *testing.T) {
+	for _, h := range []netip.AddrPort{{}, leaderHost, netip.MustParseAddrPort("[2001:db8::ab]:65535"), netip.MustParseAddrPort("[::ffff:1.2.3.4]:9")} {
+		for _, off := range []store.PhysicalOffset{0, 1, 1<<40 + 0xABCDEF} {
+			if got, want := string(appendOffsetMsgID(nil, h, off)), store.OffsetMsgID(h, off); got != want {
+				t.Errorf("host %v off %d: %s, store says %s", h, off, got, want)
+			}
+		}
+	}
+}

@@ -3,5 +3,105 @@
 // progress), the apply checkpoint, snapshot and restore.
 //
 // It may import store only and never touches the network. Apply is deterministic:
-// no clocks, randomness or node-local configuration.
+// no clocks, randomness, map iteration order or node-local configuration. Timestamps
+// and the store host come inside the command from the leader.
+//
+// # Commands
+//
+// A command is one type byte, one version byte, then the payload (big-endian,
+// length-prefixed). Type numbers are append-only and pinned by golden files in
+// testdata (go test ./fsm -run Golden -update rewrites them after a deliberate change;
+// a renumbering always fails the test).
+//
+//	| code | command                 | payload                                            | result        |
+//	|------|-------------------------|----------------------------------------------------|---------------|
+//	|  1   | PutMessages             | ts int64, host (len|addr|port), n, n×(len|record)  | *PutResult    |
+//	|  2   | TopicUpsert             | JSON TopicConfig (RocketMQ field names)             | *ConfigResult |
+//	|  3   | TopicDelete             | name (uint16 len), flag byte 0                      | *ConfigResult |
+//	|  4   | SubscriptionGroupUpsert | JSON SubscriptionGroupConfig                        | *ConfigResult |
+//	|  5   | SubscriptionGroupDelete | name, cleanOffsets byte                             | *ConfigResult |
+//	|  6   | ConsumerOffsets         | n, n×(group, topic, queueId int32, offset int64)    | *ConfigResult |
+//	|  7   | ScheduleProgress        | n, n×(level int32, offset int64)                    | *ConfigResult |
+//	|  8   | PinSegmentSize          | segment size int64                                  | *ConfigResult |
+//	| 9-15 | reserved: transactions  |                                                    |               |
+//	|16-23 | reserved: ACL           |                                                    |               |
+//
+// PutMessages records are encoded once by the leader with store.AppendMessage. Apply
+// checks each against replicated metadata (topic exists, queue id below
+// writeQueueNums, well-formed v1 record, fits a segment), sets STOREHOST to the
+// command's host (copying the record: the raft log entry's bytes are never modified),
+// and appends the accepted ones in one store.AppendBatch, which assigns queue and
+// physical offsets and patches STORETIMESTAMP from the command. The same entry
+// therefore produces the same bytes at the same offsets on every replica.
+//
+// Business failures (topic missing, queue id out of range, illegal message, a
+// conflicting segment-size pin, deleting what does not exist) are result values and
+// identical on every replica, because they depend only on replicated state. Topics must
+// be created through TopicUpsert before messages are put to them; that includes the
+// broker's system topics (retry, DLQ, SCHEDULE_TOPIC_XXXX), which the leader proposes.
+//
+// Corruption stops the node: an undecodable or unknown command (or an unknown payload
+// version) panics with the raft index and command type, and so does a CommitLog append
+// that fails for a reason other than a rejected record (disk full, I/O error) or a
+// pinned segment size that differs from this node's configuration. Every way of
+// continuing would diverge: skipping the entry leaves this replica without a change
+// the others applied, and retrying it cannot succeed. The node is restarted after the
+// cause is fixed (or upgraded, when the leader is newer) and replays from its checkpoint.
+//
+// # Recovery argument
+//
+// The raft log is the write-ahead log; the CommitLog is its materialised view,
+// flushed in the background. The FSM keeps an apply checkpoint file
+// {appliedIndex, appliedTerm, commitLogOffset, metadata}:
+//
+//  1. Checkpoint captures the state at one applied index (under the apply lock), calls
+//     store.Flush and writes the file only when the durable offset is ≥ commitLogOffset,
+//     atomically (temp file, fsync, rename, directory fsync). So whatever checkpoint is
+//     on disk, the CommitLog bytes below its offset are durable, and its metadata is
+//     the metadata after exactly appliedIndex.
+//  2. On New, the store has already recovered (CRC scan, torn tail cut). Anything past
+//     commitLogOffset came from entries after appliedIndex and is cut (store.Truncate);
+//     a store that ends before commitLogOffset lost flushed data: ErrCheckpointAhead.
+//     Metadata is loaded from the checkpoint.
+//  3. raft must run with Config.NoSnapshotRestoreOnStart = true: it then does not feed
+//     its local snapshot to Restore at start-up (which would throw the CommitLog away)
+//     but sets its lastApplied to the snapshot index and replays committed entries after
+//     it. Apply skips every index ≤ appliedIndex, so entries are applied exactly once:
+//     no duplicate and no gap.
+//  4. That needs appliedIndex ≥ the index of raft's newest snapshot. FSMSnapshot.Persist
+//     writes a checkpoint (flushing first) before it streams the snapshot, so raft never
+//     records a snapshot, nor compacts its log past one, that the checkpoint does not
+//     cover. If a node still finds AppliedIndex() < its newest snapshot's index (a
+//     crash in the middle of Restore, which removes the checkpoint before touching the
+//     store), it must Restore that snapshot before starting raft.
+//
+// # Snapshots
+//
+// Snapshot captures {appliedIndex, term, CommitLog range [min, off), metadata}; Persist
+// streams a self-describing image: magic "RRFSMSNP", version, header length, header
+// JSON (SnapshotHeader), the raw CommitLog bytes of [min, off) read with
+// store.ReadRange, then a CRC-32C of everything before it. ReadSnapshotHeader lets a
+// SnapshotStore find the range without this package's internals. Restore reads the
+// header, calls store.ResetFrom(min, bytes), verifies length and CRC, installs the
+// metadata and writes a checkpoint at the snapshot's index. Segments in [min, off)
+// must survive retention until Persist has read them (the raftlog SnapshotStore sets
+// store.SetRetentionGuard); otherwise Persist fails and the snapshot is cancelled.
+//
+// # Concurrency
+//
+// raft calls Apply, ApplyBatch, Snapshot and Restore from one goroutine. Checkpoint,
+// FSMSnapshot.Persist, AppliedIndex, CommitLogOffset and the Metadata accessors are
+// safe from any goroutine; Checkpoint blocks Apply only while it captures the state,
+// not while it flushes or writes. Apply reuses scratch buffers, so the hot path
+// allocates the results (one OffsetMsgID string per message) and nothing per record.
+//
+// # Usage
+//
+//	st, _ := store.Open(storeCfg)
+//	f, err := fsm.New(fsm.Config{Store: st, Dir: storeCfg.Dir, Logger: log, SegmentSize: storeCfg.CommitLogSegmentSize})
+//	rc := raft.DefaultConfig(); rc.NoSnapshotRestoreOnStart = true
+//	r, _ := raft.NewRaft(rc, f, logs, stable, snaps, trans)
+//	// every second and at shutdown: f.Checkpoint()
+//	data, _ := fsm.AppendPutMessages(buf[:0], nowMillis, storeHost, records)
+//	res := r.Apply(data, timeout).Response().(*fsm.PutResult)
 package fsm

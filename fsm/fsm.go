@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -103,10 +104,11 @@ type FSM struct {
 
 	// Scratch reused by applyPut (single writer), so the hot path allocates only the
 	// results.
-	recs    [][]byte
-	slots   []int
-	arena   []byte
-	appends []store.AppendResult
+	recs   [][]byte
+	slots  []int
+	arena  []byte
+	ids    []byte
+	idEnds []int
 
 	// ckMu serialises checkpoint writes (ticker, Persist, Restore).
 	ckMu sync.Mutex
@@ -325,15 +327,25 @@ func (f *FSM) applyPut(index uint64, c *PutMessages) *PutResult {
 	if len(out) != len(f.recs) {
 		panic(fmt.Sprintf("fsm: raft index %d: store appended %d results for %d messages (broken store invariant)", index, len(out), len(f.recs)))
 	}
+	// All msgIds of the entry are hex-encoded into one string and handed out as
+	// substrings: one allocation per entry instead of three per message.
+	f.ids = f.ids[:0]
 	for j, ar := range out {
-		r := &res.Results[f.slots[j]]
-		r.QueueID, r.QueueOffset, r.PhysicalOffset = ar.QueueID, ar.QueueOffset, ar.PhysicalOffset
 		host := c.StoreHost
 		if !host.Addr().IsValid() {
 			v, _ := viewRecord(f.recs[j]) // already validated
 			host = storeHostOf(f.recs[j], v)
 		}
-		r.OffsetMsgID = store.OffsetMsgID(host, ar.PhysicalOffset)
+		f.ids = appendOffsetMsgID(f.ids, host, ar.PhysicalOffset)
+		f.idEnds = append(f.idEnds[:j], len(f.ids))
+	}
+	ids := string(f.ids)
+	start := 0
+	for j, ar := range out {
+		r := &res.Results[f.slots[j]]
+		r.QueueID, r.QueueOffset, r.PhysicalOffset = ar.QueueID, ar.QueueOffset, ar.PhysicalOffset
+		r.OffsetMsgID = ids[start:f.idEnds[j]]
+		start = f.idEnds[j]
 	}
 	f.clOffset = f.st.MaxPhysicalOffset()
 	return res
@@ -385,4 +397,26 @@ func canonicalHost(host netip.AddrPort, v6 bool) netip.AddrPort {
 		return netip.AddrPortFrom(netip.AddrFrom16(host.Addr().As16()), host.Port())
 	}
 	return netip.AddrPortFrom(host.Addr().Unmap(), host.Port())
+}
+
+// appendOffsetMsgID appends store.OffsetMsgID(host, off) (uppercase hex of the host
+// address, port as int32 and offset as int64) without allocating.
+func appendOffsetMsgID(dst []byte, host netip.AddrPort, off store.PhysicalOffset) []byte {
+	const digits = "0123456789ABCDEF"
+	var raw [28]byte
+	n := 4
+	if hostIsV6(host) {
+		a := host.Addr().As16()
+		copy(raw[:], a[:])
+		n = 16
+	} else if host.Addr().IsValid() {
+		a := host.Addr().Unmap().As4()
+		copy(raw[:], a[:])
+	}
+	binary.BigEndian.PutUint32(raw[n:], uint32(host.Port()))
+	binary.BigEndian.PutUint64(raw[n+4:], uint64(off))
+	for _, b := range raw[:n+12] {
+		dst = append(dst, digits[b>>4], digits[b&0xF])
+	}
+	return dst
 }
