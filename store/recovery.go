@@ -131,5 +131,13 @@ func recoverCommitLog(c *commitLog, ck checkpoint, haveCk, clean bool) (Physical
 	if err := c.cut(validEnd); err != nil {
 		return 0, fmt.Errorf("cut CommitLog at %d: %w", validEnd, err)
 	}
+	// After a crash the bytes above the checkpoint may sit only in the page cache:
+	// mark them unflushed so that the next flush msyncs them before a checkpoint can
+	// name them.
+	for _, f := range c.mfq.snapshot() {
+		if f.end() > int64(committed) {
+			f.flushedPosition.Store(min(f.wrotePosition.Load(), max(0, int64(committed)-f.start)))
+		}
+	}
 	return validEnd, nil
 }

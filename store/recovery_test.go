@@ -250,3 +250,15 @@ func TestScanRecordsStopsAtEachDefect(t *testing.T) {
 		t.Fatalf("wrong base: end %d err %v", end, err)
 	}
 }
+
+func TestDirtyRecoveryReflushesTail(t *testing.T) {
+	dir, res, flushed := crashedStore(t)
+	s := openTest(t, testConfig(dir))
+	defer s.Close()
+	if got := s.FlushedPhysicalOffset(); got != flushed {
+		t.Fatalf("flushed %d after dirty recovery, want the checkpoint's %d", got, flushed)
+	}
+	if got, err := s.Flush(); err != nil || got != endOf(res[len(res)-1]) {
+		t.Fatalf("Flush = %d, %v", got, err)
+	}
+}
