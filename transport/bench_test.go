@@ -73,3 +73,31 @@ func BenchmarkInvokeLoopback(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
 }
+
+// BenchmarkDecodeJSONHeader compares the hand-written header decoder with encoding/json
+// on a SEND_MESSAGE header as the Go client writes it.
+func BenchmarkDecodeJSONHeader(b *testing.B) {
+	frame, err := AppendFrame(nil, benchCommand())
+	if err != nil {
+		b.Fatal(err)
+	}
+	header := frame[8 : len(frame)-1024]
+	b.Run("fast", func(b *testing.B) {
+		b.SetBytes(int64(len(header)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := fastDecodeJSONHeader(header); !ok {
+				b.Fatal("fast path refused the header")
+			}
+		}
+	})
+	b.Run("encoding_json", func(b *testing.B) {
+		b.SetBytes(int64(len(header)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decodeJSONHeaderStd(header); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -51,7 +52,12 @@ func FuzzDecodeHeader(f *testing.F) {
 	f.Add(byte(1), binaryHeader(34, 0, 479, 7, 0, "remark", [][2]string{{"k", "v"}, {"", ""}}))
 	f.Add(byte(1), binaryHeader(-1, 200, -1, -1, -1, "", nil))
 	f.Add(byte(1), make([]byte, 21))
+	f.Add(byte(0), []byte(`{"code":0,"extFields":{"properties":"UNIQ_KEY\u0001A\u0002","a\"b":"\\\/\n"},"flag":1,"language":"JAVA","opaque":7,"serializeTypeCurrentRPC":"JSON","version":479}`))
+	f.Add(byte(0), []byte(` { "code" : -0 , "remark" : null , "extFields" : { } } `))
 	f.Fuzz(func(t *testing.T, st byte, header []byte) {
+		if SerializeType(st) == SerializeJSON {
+			checkFastJSONAgreesWithStd(t, header)
+		}
 		cmd, err := DecodeHeader(SerializeType(st), header)
 		if err != nil {
 			if !errors.Is(err, ErrMalformedFrame) {
@@ -61,6 +67,24 @@ func FuzzDecodeHeader(f *testing.F) {
 		}
 		checkReencode(t, cmd)
 	})
+}
+
+// checkFastJSONAgreesWithStd: whenever the hand-written decoder accepts a header,
+// encoding/json must accept it and produce the same command.
+func checkFastJSONAgreesWithStd(t *testing.T, header []byte) {
+	fast, ok := fastDecodeJSONHeader(header)
+	if !ok {
+		return
+	}
+	std, err := decodeJSONHeaderStd(header)
+	if err != nil {
+		t.Fatalf("fast path accepted what encoding/json rejects (%v): %q", err, header)
+	}
+	if fast.Code != std.Code || fast.Language != std.Language || fast.Version != std.Version ||
+		fast.Opaque != std.Opaque || fast.Flag != std.Flag || fast.Remark != std.Remark ||
+		(fast.ExtFields == nil) != (std.ExtFields == nil) || !maps.Equal(fast.ExtFields, std.ExtFields) {
+		t.Fatalf("fast and std decoders differ on %q:\n fast %#v\n std  %#v", header, fast, std)
+	}
 }
 
 func checkReencode(t *testing.T, cmd *Command) {

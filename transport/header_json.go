@@ -133,6 +133,14 @@ func (l *jsonLanguage) UnmarshalJSON(b []byte) error {
 }
 
 func decodeJSONHeader(header []byte) (*Command, error) {
+	if cmd, ok := fastDecodeJSONHeader(header); ok {
+		return cmd, nil
+	}
+	return decodeJSONHeaderStd(header)
+}
+
+// decodeJSONHeaderStd is the reference decoder (encoding/json).
+func decodeJSONHeaderStd(header []byte) (*Command, error) {
 	var h jsonHeader
 	if err := json.Unmarshal(header, &h); err != nil {
 		return nil, fmt.Errorf("decode JSON header (%d bytes): %v: %w", len(header), err, ErrMalformedFrame)

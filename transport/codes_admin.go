@@ -1,0 +1,49 @@
+package transport
+
+// Admin request codes. GetBrokerRuntimeInfo is RocketMQ's own (28, mqadmin
+// brokerStatus); the rest are rocketraft's and live in 9100..9199, a range that
+// RocketMQ's RequestCode.java does not use (its highest codes are in the 1000s and
+// 2000s; 9999 is left alone because tests use it as "unknown"). Every code fits
+// the int16 the Go client decodes.
+//
+// Our codes carry their arguments in extFields and answer with a JSON body:
+//
+//	code                 extFields              body of the answer
+//	RaftPeers            —                      {"servers":[{"id","address","suffrage","leader"}]}
+//	RaftTransferLeader   id ("" = any)          —
+//	RaftAddVoter         id, address            —
+//	RaftAddNonvoter      id, address            —
+//	RaftRemoveServer     id                     —
+//	RaftSnapshot         —                      {"id","lastIndex"}
+//	ConsumerProgress     consumerGroup, topic?  {"group","brokerName","queues":[…]}
+//
+// The state-changing ones (transfer, add, remove) are executed by the group's
+// leader; a follower forwards them. RaftSnapshot acts on the node addressed.
+const (
+	GetBrokerRuntimeInfo RequestCode = 28   // admin→broker: {"table":{k:v}}
+	RaftPeers            RequestCode = 9100 // admin→broker
+	RaftTransferLeader   RequestCode = 9101 // admin→broker (leader)
+	RaftAddVoter         RequestCode = 9102 // admin→broker (leader)
+	RaftAddNonvoter      RequestCode = 9103 // admin→broker (leader)
+	RaftRemoveServer     RequestCode = 9104 // admin→broker (leader)
+	RaftSnapshot         RequestCode = 9105 // admin→broker (the node addressed)
+	ConsumerProgress     RequestCode = 9106 // admin→broker (leader)
+)
+
+// adminCodeNames extends requestCodeNames so logs name our codes too.
+var adminCodeNames = map[RequestCode]string{
+	GetBrokerRuntimeInfo: "GET_BROKER_RUNTIME_INFO",
+	RaftPeers:            "ROCKETRAFT_RAFT_PEERS",
+	RaftTransferLeader:   "ROCKETRAFT_RAFT_TRANSFER_LEADER",
+	RaftAddVoter:         "ROCKETRAFT_RAFT_ADD_VOTER",
+	RaftAddNonvoter:      "ROCKETRAFT_RAFT_ADD_NONVOTER",
+	RaftRemoveServer:     "ROCKETRAFT_RAFT_REMOVE_SERVER",
+	RaftSnapshot:         "ROCKETRAFT_RAFT_SNAPSHOT",
+	ConsumerProgress:     "ROCKETRAFT_CONSUMER_PROGRESS",
+}
+
+func init() {
+	for c, n := range adminCodeNames {
+		requestCodeNames[c] = n
+	}
+}

@@ -1,0 +1,20 @@
+package transport
+
+import (
+	"strconv"
+	"testing"
+)
+
+func TestAdminCodesNamedAndInRange(t *testing.T) {
+	for c, want := range adminCodeNames {
+		if got := c.String(); got != want+"("+strconv.Itoa(int(c))+")" {
+			t.Errorf("String(%d) = %q, want %s(%d)", c, got, want, c)
+		}
+		if c != GetBrokerRuntimeInfo && (c < 9100 || c > 9199) {
+			t.Errorf("admin code %s is outside rocketraft's range 9100..9199", c)
+		}
+	}
+	if got := RequestCode(9107).String(); got != "UNKNOWN(9107)" {
+		t.Errorf("unused admin-range code: got %s", got)
+	}
+}

@@ -1,0 +1,313 @@
+package transport
+
+import (
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// fastDecodeJSONHeader decodes the common shape of a JSON header without reflection:
+// the keys of jsonHeader spelled exactly, integers, strings, and an extFields object of
+// strings. encoding/json costs ~50 allocations and ~10 µs per header; this costs one per
+// string. It returns ok=false whenever the input strays from that shape (unknown keys
+// other than serializeTypeCurrentRPC, duplicate keys, nulls inside extFields, numbers
+// with fractions, surrogate escapes, syntax errors...) and the caller falls back to
+// encoding/json, which stays the single authority on what is accepted.
+// Invariant: when ok is true the result equals what decodeJSONHeaderStd returns (checked
+// by FuzzDecodeHeader).
+func fastDecodeJSONHeader(b []byte) (cmd *Command, ok bool) {
+	// One string copy of the whole header; unescaped keys and values are substrings of
+	// it, so a typical header costs a handful of allocations instead of one per string.
+	p := jsonScanner{b: b, s: string(b)}
+	p.ws()
+	if !p.eat('{') {
+		return nil, false
+	}
+	cmd = &Command{}
+	var seen uint8
+	p.ws()
+	if p.eat('}') {
+		return cmd, p.end()
+	}
+	for {
+		p.ws()
+		key, ok := p.str()
+		if !ok {
+			return nil, false
+		}
+		p.ws()
+		if !p.eat(':') {
+			return nil, false
+		}
+		p.ws()
+		var bit uint8
+		switch key {
+		case "code":
+			bit = 1 << 0
+			v, ok := p.int(-1<<15, 1<<15-1)
+			if !ok {
+				return nil, false
+			}
+			cmd.Code = int16(v)
+		case "language":
+			bit = 1 << 1
+			if cmd.Language, ok = p.str(); !ok {
+				return nil, false
+			}
+		case "version":
+			bit = 1 << 2
+			v, ok := p.int(-1<<15, 1<<15-1)
+			if !ok {
+				return nil, false
+			}
+			cmd.Version = int16(v)
+		case "opaque":
+			bit = 1 << 3
+			v, ok := p.int(-1<<31, 1<<31-1)
+			if !ok {
+				return nil, false
+			}
+			cmd.Opaque = int32(v)
+		case "flag":
+			bit = 1 << 4
+			v, ok := p.int(-1<<31, 1<<31-1)
+			if !ok {
+				return nil, false
+			}
+			cmd.Flag = int32(v)
+		case "remark":
+			bit = 1 << 5
+			if p.null() {
+				break
+			}
+			if cmd.Remark, ok = p.str(); !ok {
+				return nil, false
+			}
+		case "extFields":
+			bit = 1 << 6
+			if p.null() {
+				break
+			}
+			if cmd.ExtFields, ok = p.strMap(); !ok {
+				return nil, false
+			}
+		case "serializeTypeCurrentRPC":
+			bit = 1 << 7
+			if _, ok := p.str(); !ok {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+		if seen&bit != 0 {
+			return nil, false
+		}
+		seen |= bit
+		p.ws()
+		if p.eat('}') {
+			return cmd, p.end()
+		}
+		if !p.eat(',') {
+			return nil, false
+		}
+	}
+}
+
+type jsonScanner struct {
+	b []byte
+	s string // == string(b)
+	i int
+}
+
+func (p *jsonScanner) ws() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *jsonScanner) eat(c byte) bool {
+	if p.i < len(p.b) && p.b[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// end reports whether only whitespace follows.
+func (p *jsonScanner) end() bool {
+	p.ws()
+	return p.i == len(p.b)
+}
+
+func (p *jsonScanner) null() bool {
+	if len(p.b)-p.i >= 4 && string(p.b[p.i:p.i+4]) == "null" {
+		p.i += 4
+		return true
+	}
+	return false
+}
+
+// int parses -?(0|[1-9][0-9]*) within [lo, hi]; fractions and exponents are refused.
+func (p *jsonScanner) int(lo, hi int64) (int64, bool) {
+	neg := p.eat('-')
+	start := p.i
+	var v int64
+	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+		v = v*10 + int64(p.b[p.i]-'0')
+		if v > 1<<32 {
+			return 0, false
+		}
+		p.i++
+	}
+	n := p.i - start
+	if n == 0 || (n > 1 && p.b[start] == '0') {
+		return 0, false
+	}
+	if p.i < len(p.b) {
+		switch p.b[p.i] {
+		case '.', 'e', 'E':
+			return 0, false
+		}
+	}
+	if neg {
+		v = -v
+	}
+	return v, v >= lo && v <= hi
+}
+
+// str parses a JSON string. Raw invalid UTF-8 and surrogate escapes are refused (the
+// standard decoder replaces them; not worth copying here).
+func (p *jsonScanner) str() (string, bool) {
+	if !p.eat('"') {
+		return "", false
+	}
+	start := p.i
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		switch {
+		case c == '"':
+			s := p.s[start:p.i]
+			p.i++
+			if !utf8.ValidString(s) {
+				return "", false
+			}
+			return s, true
+		case c == '\\':
+			return p.strEscaped(start)
+		case c < 0x20:
+			return "", false
+		}
+		p.i++
+	}
+	return "", false
+}
+
+// strEscaped continues str from the first backslash, building the unescaped bytes.
+func (p *jsonScanner) strEscaped(start int) (string, bool) {
+	buf := make([]byte, 0, p.i-start+16)
+	buf = append(buf, p.b[start:p.i]...)
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			if !utf8.Valid(buf) {
+				return "", false
+			}
+			return string(buf), true
+		case c < 0x20:
+			return "", false
+		case c != '\\':
+			buf = append(buf, c)
+			p.i++
+			continue
+		}
+		if p.i+1 >= len(p.b) {
+			return "", false
+		}
+		e := p.b[p.i+1]
+		p.i += 2
+		switch e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			if p.i+4 > len(p.b) {
+				return "", false
+			}
+			var r rune
+			for _, h := range p.b[p.i : p.i+4] {
+				switch {
+				case h >= '0' && h <= '9':
+					r = r<<4 | rune(h-'0')
+				case h >= 'a' && h <= 'f':
+					r = r<<4 | rune(h-'a'+10)
+				case h >= 'A' && h <= 'F':
+					r = r<<4 | rune(h-'A'+10)
+				default:
+					return "", false
+				}
+			}
+			p.i += 4
+			if utf16.IsSurrogate(r) {
+				return "", false
+			}
+			buf = utf8.AppendRune(buf, r)
+		default:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// strMap parses an object whose values are all strings; duplicate keys are refused.
+func (p *jsonScanner) strMap() (map[string]string, bool) {
+	if !p.eat('{') {
+		return nil, false
+	}
+	m := make(map[string]string, 16)
+	p.ws()
+	if p.eat('}') {
+		return m, true
+	}
+	for {
+		p.ws()
+		k, ok := p.str()
+		if !ok {
+			return nil, false
+		}
+		p.ws()
+		if !p.eat(':') {
+			return nil, false
+		}
+		p.ws()
+		v, ok := p.str()
+		if !ok {
+			return nil, false
+		}
+		if _, dup := m[k]; dup {
+			return nil, false
+		}
+		m[k] = v
+		p.ws()
+		if p.eat('}') {
+			return m, true
+		}
+		if !p.eat(',') {
+			return nil, false
+		}
+	}
+}
