@@ -1,0 +1,92 @@
+package integration
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/apache/rocketmq-client-go/v2/consumer"
+)
+
+// TestConsumeFromWhere checks where a consumer group starts, as RocketMQ does it.
+//
+// A new group asks QUERY_CONSUMER_OFFSET; with no stored offset and the queue still
+// starting at offset 0, the broker answers 0 (Java's offset-0 rule,
+// ConsumerManageProcessor.queryConsumerOffset), and the client uses that answer before
+// consulting ConsumeFromWhere at all. So on a young topic LAST (the default), FIRST
+// and TIMESTAMP all start at 0 and see messages produced before the consumer existed.
+// A group with a committed offset resumes there whatever its ConsumeFromWhere says.
+func TestConsumeFromWhere(t *testing.T) {
+	c := shared(t)
+	topic := unique(t, "T")
+	p := newProducer(t, c)
+	early := bodies("early", 12)
+	sendBodies(t, p, topic, early)
+
+	cases := []struct {
+		name string
+		opts []consumer.Option
+	}{
+		{"default-last", nil},
+		{"first", []consumer.Option{consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset)}},
+		// A timestamp after every early message: it only matters when the broker
+		// answers "no offset" (22), which the offset-0 rule prevents here.
+		{"timestamp", []consumer.Option{
+			consumer.WithConsumeFromWhere(consumer.ConsumeFromTimestamp),
+			consumer.WithConsumeTimestamp(time.Now().Add(time.Hour).UTC().Format("20060102150405")),
+		}},
+	}
+	cols := make([]*collector, len(cases))
+	for i, tc := range cases {
+		cols[i] = newCollector()
+		newPushConsumer(t, c, unique(t, "CG"+tc.name), topic, selectAll, cols[i], tc.opts...)
+	}
+	for i, tc := range cases {
+		cols[i].expectExactly(t, tc.name, early, deliverTimeout, 0)
+	}
+}
+
+// TestGroupResumesFromCommittedOffset: a group that consumed and shut down (which
+// persists its offsets) resumes after them on restart, even with
+// CONSUME_FROM_FIRST_OFFSET, and sees what was produced while it was away.
+func TestGroupResumesFromCommittedOffset(t *testing.T) {
+	c := shared(t)
+	topic := unique(t, "T")
+	group := unique(t, "CG")
+	p := newProducer(t, c)
+	first := bodies("first", 10)
+	sendBodies(t, p, topic, first)
+
+	col1 := newCollector()
+	pc := newPushConsumer(t, c, group, topic, selectAll, col1)
+	col1.expectExactly(t, "first run", first, deliverTimeout, 500*time.Millisecond)
+	if err := pc.Shutdown(); err != nil {
+		t.Fatalf("shutdown first consumer: %v", err)
+	}
+
+	second := bodies("second", 10)
+	sendBodies(t, p, topic, second)
+
+	col2 := newCollector()
+	newPushConsumer(t, c, group, topic, selectAll, col2,
+		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
+	col2.expectExactly(t, "second run", second, deliverTimeout, settle)
+
+	// Within each queue the resumed run starts exactly where the first run ended.
+	msgs1, _ := col1.snapshot()
+	msgs2, _ := col2.snapshot()
+	maxFirst := map[int]int64{}
+	for _, m := range msgs1 {
+		maxFirst[m.Queue.QueueId] = max(maxFirst[m.Queue.QueueId], m.QueueOffset)
+	}
+	perQueue := map[int][]int64{}
+	for _, m := range msgs2 {
+		perQueue[m.Queue.QueueId] = append(perQueue[m.Queue.QueueId], m.QueueOffset)
+	}
+	for q, offs := range perQueue {
+		slices.Sort(offs)
+		if last, ok := maxFirst[q]; ok && offs[0] != last+1 {
+			t.Errorf("queue %d: resumed at offset %d, first run ended at %d", q, offs[0], last)
+		}
+	}
+}
