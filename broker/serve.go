@@ -3,13 +3,27 @@ package broker
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/rocketraft/rocketraft/transport"
 )
 
-// serve dispatches one request by code. Every handler returns a response or nil
-// (no answer); unknown codes get REQUEST_CODE_NOT_SUPPORTED naming the code.
+// serve dispatches one request and records it in the broker's metrics, if any
+// (metrics.go).
 func (b *Broker) serve(ctx context.Context, conn *transport.Conn, req *transport.Command) *transport.Command {
+	m := b.metrics()
+	if m == nil {
+		return b.dispatch(ctx, conn, req)
+	}
+	start := time.Now()
+	resp := b.dispatch(ctx, conn, req)
+	m.observeRequest(req, resp, time.Since(start))
+	return resp
+}
+
+// dispatch routes one request by code. Every handler returns a response or nil
+// (no answer); unknown codes get REQUEST_CODE_NOT_SUPPORTED naming the code.
+func (b *Broker) dispatch(ctx context.Context, conn *transport.Conn, req *transport.Command) *transport.Command {
 	switch req.RequestCode() {
 	case transport.SendMessage, transport.SendMessageV2, transport.SendBatchMessage:
 		return b.handleSend(ctx, conn, req)
@@ -42,6 +56,16 @@ func (b *Broker) serve(ctx context.Context, conn *transport.Conn, req *transport
 		return b.handleQueryMessage(req)
 	case transport.ViewMessageByID:
 		return b.handleViewMessage(req)
+	case transport.GetBrokerRuntimeInfo:
+		return b.handleRuntimeInfo()
+	case transport.RaftPeers:
+		return b.handleRaftPeers()
+	case transport.RaftTransferLeader, transport.RaftAddVoter, transport.RaftAddNonvoter, transport.RaftRemoveServer:
+		return b.handleRaftChange(ctx, req)
+	case transport.RaftSnapshot:
+		return b.handleRaftSnapshot()
+	case transport.ConsumerProgress:
+		return b.handleConsumerProgress(ctx, req)
 	default:
 		return transport.NewResponse(transport.RequestCodeNotSupported,
 			fmt.Sprintf("request code %d is not supported", req.Code))
