@@ -67,6 +67,11 @@
 //   - The handler's response gets the request's opaque and flag bit0; a nil response sends
 //     nothing, and a request with the oneway bit (Java's oneway; the Go client never sets
 //     it) is never answered. A handler panic is logged and answered with SYSTEM_ERROR.
+//   - A handler must return a fresh Command each time: the transport sets its Opaque and
+//     Flag, and owns it until OnWritten has run.
+//   - While all handler slots of a connection are busy its reader is paused, so responses
+//     to Invokes this side started on that connection wait too; handlers that Invoke the
+//     peer must not fill every slot.
 //   - The handler context is cancelled when the connection closes or the server shuts
 //     down: long-polling handlers should select on it.
 //   - Closing a Conn fails its pending Invokes with ErrConnClosed. The Server's

@@ -584,3 +584,35 @@ func TestServerCloseIdempotentAndStartTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestWriteTimeoutClosesStuckConn: a peer that stops reading cannot hold a writer (and
+// the mmap'd BodyParts it pins) forever; OnWritten still runs.
+func TestWriteTimeoutClosesStuckConn(t *testing.T) {
+	released := make(chan struct{})
+	closed := make(chan struct{})
+	big := make([]byte, 8<<20)
+	s := startServer(t, ServerConfig{WriteTimeout: 100 * time.Millisecond, OnConnClose: func(*Conn) { close(closed) }},
+		HandlerFunc(func(context.Context, *Conn, *Command) *Command {
+			resp := NewResponse(Success, "")
+			resp.BodyParts = [][]byte{big, big, big, big} // 32 MiB: more than loopback buffers hold
+			resp.OnWritten = func() { close(released) }
+			return resp
+		}))
+	nc := rawDial(t, s.Addr())
+	if tc, ok := nc.(*net.TCPConn); ok {
+		_ = tc.SetReadBuffer(4096)
+	}
+	req := NewRequest(PullMessage, nil, nil)
+	req.Opaque = 1
+	if err := EncodeFrame(nc, req); err != nil {
+		t.Fatal(err)
+	}
+	// Never read.
+	for name, ch := range map[string]chan struct{}{"OnWritten": released, "OnConnClose": closed} {
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s did not run for a peer that stopped reading", name)
+		}
+	}
+}
