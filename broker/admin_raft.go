@@ -84,6 +84,9 @@ func (b *Broker) runtimeInfo() map[string]string {
 		t["lastContact"] = s["last_contact"]
 		t["numPeers"] = s["num_peers"]
 		t["lastSnapshotIndex"] = s["last_snapshot_index"]
+		// raft's applied index counts no-op and configuration entries, which never
+		// reach the FSM; lag is measured with it so an idle group shows none.
+		t["raftAppliedIndex"] = s["applied_index"]
 	}
 	return t
 }

@@ -82,7 +82,7 @@ func (f *adminFake) RemoveServer(_ context.Context, id string) error {
 }
 func (f *adminFake) Snapshot() error { return f.snapErr }
 func (f *adminFake) RaftStats() map[string]string {
-	return map[string]string{"last_contact": "0", "num_peers": "2", "last_snapshot_index": "7"}
+	return map[string]string{"last_contact": "0", "num_peers": "2", "last_snapshot_index": "7", "applied_index": "41"}
 }
 
 func newAdminBroker(t *testing.T, rep Replica) (*Broker, *store.Store) {
@@ -130,7 +130,7 @@ func TestRuntimeInfoTable(t *testing.T) {
 		t.Fatalf("code=%s body=%s err=%v", resp.ResponseCode(), resp.Body, err)
 	}
 	want := map[string]string{"role": "LEADER", "term": "3", "leaderId": "n0", "appliedIndex": "40",
-		"commitIndex": "41", "lastIndex": "42", "brokerName": "broker-a", "commitLogMaxOffset": "0", "numPeers": "2"}
+		"commitIndex": "41", "lastIndex": "42", "raftAppliedIndex": "41", "brokerName": "broker-a", "commitLogMaxOffset": "0", "numPeers": "2"}
 	for k, v := range want {
 		if body.Table[k] != v {
 			t.Errorf("table[%s] = %q, want %q", k, body.Table[k], v)

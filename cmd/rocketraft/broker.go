@@ -140,17 +140,31 @@ func runBroker(cfg config.Broker) error {
 	if err != nil {
 		return fmt.Errorf("open raft node: %w", err)
 	}
-	b, err := broker.New(brokerConfig(cfg, log), n.Store(), broker.NewNodeReplica(n))
+	metrics := broker.NewMetrics()
+	b, err := broker.New(brokerConfig(cfg, log), n.Store(), broker.WithMetrics(broker.NewNodeReplica(n), metrics))
 	if err != nil {
 		_ = n.Close()
 		return err
 	}
+	metrics.Watch(b)
 	if err := b.Start(); err != nil {
 		_ = n.Close()
 		return err
 	}
+	var adminHTTP *broker.AdminHTTP
+	if cfg.AdminListen != "" {
+		if adminHTTP, err = broker.StartAdminHTTP(cfg.AdminListen, b.AdminHandler(metrics, broker.DefaultReadyMaxLag)); err != nil {
+			_ = b.Close()
+			_ = n.Close()
+			return err
+		}
+		log.Info("admin http serving", "addr", adminHTTP.Addr())
+	}
 	waitForSignal()
 	log.Info("shutting down")
+	if adminHTTP != nil {
+		_ = adminHTTP.Close()
+	}
 	berr := b.Close()
 	nerr := n.Close()
 	if berr != nil {
