@@ -1,4 +1,33 @@
 // Package integration holds black-box tests that run real rocketraft processes and
-// drive them with the real rocketmq-client-go. They run when ROCKETRAFT_INTEGRATION
-// is set (make integration); a short subset runs in make test.
+// drive them with the real rocketmq-client-go (the version pinned in go.mod). The
+// package has no non-test code; it imports nameserver and transport only to ask the
+// nameserver who leads and to send rocketraft admin requests, never broker internals.
+//
+// Harness (harness_test.go): TestMain builds cmd/rocketraft once per `go test` run
+// (or uses the binary named by ROCKETRAFT_BIN), then each cluster is a nameserver
+// plus a three-node raft group "broker-a" on free loopback ports, every node its own
+// process with its own data directory and log file. Nodes can be stopped with
+// SIGTERM, killed with SIGKILL and restarted. The leader is whoever the nameserver
+// lists as brokerAddrs[0]. When a test fails, the tail of every process log is
+// printed.
+//
+// Two suites:
+//   - the short suite runs in plain `go test ./...` (make test): one shared cluster
+//     for send kinds and exactly-once delivery, tag filtering, two consumer groups,
+//     consume-from-where and resume, admin topic lifecycle, ordered pull by offset;
+//   - the long suite runs only with ROCKETRAFT_INTEGRATION set (make integration):
+//     kill -9 and SIGTERM of the leader under a producer loop, leadership transfer
+//     with zero failed sends, SEARCH_OFFSET_BY_TIMESTAMP. Each of these starts its
+//     own cluster.
+//
+// Concurrency: tests run sequentially (no t.Parallel); each process is owned by one
+// proc value whose Wait runs in its own goroutine. Every topic, group and client
+// instance name is unique, because the client library caches clients process-wide
+// by instance name and tests share the short-suite cluster.
+//
+// Usage:
+//
+//	go test ./integration/                                 # short suite
+//	ROCKETRAFT_INTEGRATION=1 go test -timeout 30m ./integration/  # everything
+//	ROCKETRAFT_BIN=bin/rocketraft go test ./integration/   # test a prebuilt binary
 package integration
