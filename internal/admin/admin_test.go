@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -142,7 +143,9 @@ func int64ToPhys(n int) store.PhysicalOffset { return store.PhysicalOffset(n) }
 func fakeCluster(t *testing.T) (addr string, seen chan *transport.Command) {
 	t.Helper()
 	seen = make(chan *transport.Command, 64)
-	var self string
+	// self is written after Start and read by handlers: the race detector cannot
+	// see the happens-before that the network gives, so it is atomic.
+	var selfAddr atomic.Value
 	msg := encodedMessage(t, "T", 0, map[string]string{"KEYS": "order-1", "TAGS": "tagA", "UNIQ_KEY": "ABC"}, "payload")
 	ok := func(body any, ext map[string]string) *transport.Command {
 		r := transport.NewResponse(transport.Success, "")
@@ -158,6 +161,7 @@ func fakeCluster(t *testing.T) (addr string, seen chan *transport.Command) {
 	}
 	h := func(_ context.Context, _ *transport.Conn, req *transport.Command) *transport.Command {
 		seen <- req
+		self, _ := selfAddr.Load().(string)
 		switch req.RequestCode() {
 		case transport.GetBrokerClusterInfo:
 			return ok(nameserver.ClusterInfo{
@@ -199,8 +203,8 @@ func fakeCluster(t *testing.T) (addr string, seen chan *transport.Command) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	self = srv.Addr()
-	return self, seen
+	selfAddr.Store(srv.Addr())
+	return srv.Addr(), seen
 }
 
 func TestClientAgainstFakeCluster(t *testing.T) {
