@@ -254,8 +254,8 @@ func TestClientAgainstFakeCluster(t *testing.T) {
 		t.Fatalf("unknown group: %v", err)
 	}
 	// Every request the client sent carried the headers the broker reads.
-	close(seen)
-	for req := range seen {
+	for len(seen) > 0 {
+		req := <-seen
 		switch req.RequestCode() {
 		case transport.QueryMessage:
 			if req.ExtFields["topic"] != "T" || req.ExtFields["maxNum"] != "8" {
