@@ -1,0 +1,194 @@
+package docker
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/rocketraft/rocketraft/config"
+)
+
+type composeService struct {
+	Command  []string `yaml:"command"`
+	Volumes  []string `yaml:"volumes"`
+	Ports    []string `yaml:"ports"`
+	Networks map[string]struct {
+		IPv4 string `yaml:"ipv4_address"`
+	} `yaml:"networks"`
+	Healthcheck struct {
+		Test []string `yaml:"test"`
+	} `yaml:"healthcheck"`
+}
+
+type composeFile struct {
+	Services map[string]composeService `yaml:"services"`
+	Volumes  map[string]any            `yaml:"volumes"`
+}
+
+func loadCompose(t *testing.T) composeFile {
+	t.Helper()
+	b, err := os.ReadFile("compose.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cf composeFile
+	if err := yaml.Unmarshal(b, &cf); err != nil {
+		t.Fatalf("compose.yaml: %v", err)
+	}
+	return cf
+}
+
+// mountedConfig returns the host file mounted at the path given to -c.
+func mountedConfig(t *testing.T, name string, s composeService) string {
+	t.Helper()
+	i := slices.Index(s.Command, "-c")
+	if i < 0 || i+1 >= len(s.Command) {
+		t.Fatalf("%s: command %v has no -c <config>", name, s.Command)
+	}
+	for _, v := range s.Volumes {
+		parts := strings.Split(v, ":")
+		if len(parts) >= 2 && parts[1] == s.Command[i+1] {
+			return filepath.FromSlash(parts[0])
+		}
+	}
+	t.Fatalf("%s: %s is not mounted from a file", name, s.Command[i+1])
+	return ""
+}
+
+// healthPort is the port of the http://127.0.0.1:<port>/healthz a check fetches.
+func healthPort(t *testing.T, name string, s composeService) string {
+	t.Helper()
+	for _, a := range s.Healthcheck.Test {
+		if rest, ok := strings.CutPrefix(a, "http://127.0.0.1:"); ok && strings.HasSuffix(rest, "/healthz") {
+			return strings.TrimSuffix(rest, "/healthz")
+		}
+	}
+	t.Fatalf("%s: health check %v does not fetch /healthz on loopback", name, s.Healthcheck.Test)
+	return ""
+}
+
+func port(t *testing.T, hostport string) string {
+	t.Helper()
+	_, p, err := net.SplitHostPort(hostport)
+	if err != nil {
+		t.Fatalf("%q: %v", hostport, err)
+	}
+	return p
+}
+
+func ipOf(s composeService) string {
+	for _, n := range s.Networks {
+		return n.IPv4
+	}
+	return ""
+}
+
+func TestComposeConfigsLoadAndAgree(t *testing.T) {
+	cf := loadCompose(t)
+	var brokers []config.Broker
+	var nsAddr string
+	published := map[string]string{}
+	for name, s := range cf.Services {
+		for _, p := range s.Ports {
+			host := strings.Split(p, ":")[0]
+			if other, dup := published[host]; dup {
+				t.Errorf("host port %s published by %s and %s", host, other, name)
+			}
+			published[host] = name
+		}
+		path := mountedConfig(t, name, s)
+		switch s.Command[0] {
+		case "namesrv":
+			ns, err := config.LoadNamesrv(path)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if healthPort(t, name, s) != port(t, ns.AdminListen) {
+				t.Errorf("%s: health check port differs from adminListen %s", name, ns.AdminListen)
+			}
+			nsAddr = net.JoinHostPort(ipOf(s), strconv.Itoa(ns.ListenPort))
+		case "broker":
+			b, err := config.LoadBroker(path)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if b.AdminListen == "" || healthPort(t, name, s) != port(t, b.AdminListen) {
+				t.Errorf("%s: health check port differs from adminListen %q", name, b.AdminListen)
+			}
+			if b.BrokerIP1 != ipOf(s) {
+				t.Errorf("%s: brokerIP1=%s but the container's address is %s", name, b.BrokerIP1, ipOf(s))
+			}
+			self, _, err := b.Self()
+			if err != nil || strings.Split(self.Addr, ":")[0] != ipOf(s) {
+				t.Errorf("%s: own raft address %q is not on the container's address %s (%v)", name, self.Addr, ipOf(s), err)
+			}
+			if !mountsNamedVolume(s, b.StorePathRootDir, cf.Volumes) {
+				t.Errorf("%s: storePathRootDir=%s is not a named volume: data would die with the container", name, b.StorePathRootDir)
+			}
+			brokers = append(brokers, b)
+		default:
+			t.Errorf("%s: unknown command %v", name, s.Command)
+		}
+	}
+	if nsAddr == "" || len(brokers) != 3 {
+		t.Fatalf("want one nameserver and three brokers, got ns=%q brokers=%d", nsAddr, len(brokers))
+	}
+	ids := map[string]bool{}
+	for _, b := range brokers {
+		ref := brokers[0]
+		if !slices.Equal(b.Peers, ref.Peers) || !slices.Equal(b.PeerClientAddrs, ref.PeerClientAddrs) ||
+			b.BrokerName != ref.BrokerName || b.ClusterName != ref.ClusterName || b.DLegerGroup != ref.DLegerGroup {
+			t.Errorf("%s disagrees with %s on the group (peers, client addrs, names)", b.SelfID, ref.SelfID)
+		}
+		if ids[b.SelfID] {
+			t.Errorf("dLegerSelfId %s used twice", b.SelfID)
+		}
+		ids[b.SelfID] = true
+		if !slices.Equal(b.NamesrvAddrs, []string{nsAddr}) {
+			t.Errorf("%s: namesrvAddr=%v, want the nameserver service %s", b.SelfID, b.NamesrvAddrs, nsAddr)
+		}
+		for _, p := range b.PeerClientAddrs {
+			if p.ID == b.SelfID && p.Addr != net.JoinHostPort(b.BrokerIP1, strconv.Itoa(b.ListenPort)) {
+				t.Errorf("%s: dLegerPeerClientAddrs says %s, but it listens on %s:%d", b.SelfID, p.Addr, b.BrokerIP1, b.ListenPort)
+			}
+		}
+	}
+	for _, p := range brokers[0].Peers {
+		if !ids[p.ID] {
+			t.Errorf("peer %s has no container", p.ID)
+		}
+	}
+}
+
+func mountsNamedVolume(s composeService, dir string, named map[string]any) bool {
+	for _, v := range s.Volumes {
+		parts := strings.Split(v, ":")
+		if len(parts) >= 2 && parts[1] == dir {
+			_, ok := named[parts[0]]
+			return ok
+		}
+	}
+	return false
+}
+
+func TestDockerfileBuildsStaticMultiStage(t *testing.T) {
+	b, err := os.ReadFile("Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	if n := strings.Count(s, "\nFROM "); n < 2 {
+		t.Errorf("want a multi-stage build, found %d FROM lines", n)
+	}
+	for _, want := range []string{"CGO_ENABLED=0", "COPY --from=build", "./cmd/rocketraft", "EXPOSE 9876 10911 10913 40911"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("Dockerfile lacks %q", want)
+		}
+	}
+}
