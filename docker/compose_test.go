@@ -109,8 +109,10 @@ func TestComposeConfigsLoadAndAgree(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			if healthPort(t, name, s) != port(t, ns.AdminListen) {
-				t.Errorf("%s: health check port differs from adminListen %s", name, ns.AdminListen)
+			// No HTTP on the nameserver: its check must be an admin request to its own port.
+			check := strings.Join(s.Healthcheck.Test, " ")
+			if !strings.Contains(check, "rocketraft admin -n 127.0.0.1:"+strconv.Itoa(ns.ListenPort)+" ") {
+				t.Errorf("%s: health check %q does not query the nameserver's listenPort %d", name, check, ns.ListenPort)
 			}
 			nsAddr = net.JoinHostPort(ipOf(s), strconv.Itoa(ns.ListenPort))
 		case "broker":
