@@ -31,7 +31,10 @@ func (b *Broker) leaderClientAddr(ctx context.Context) (string, error) {
 			}
 			return "", fmt.Errorf("%w: leader %s has no known client address", ErrNoLeader, st.LeaderID)
 		}
-		if st.Role == RoleLeader || time.Now().After(deadline) {
+		// Keep waiting even while this node still reads as leader: forwarding starts
+		// after raft refused the write (leadership transfer in progress), and the
+		// status catches up a moment later.
+		if time.Now().After(deadline) {
 			return "", fmt.Errorf("%w: group %s has no leader yet", ErrNoLeader, b.cfg.BrokerName)
 		}
 		select {
