@@ -17,7 +17,7 @@ build:
 # test: unit tests of every package plus the short integration subset (real processes,
 # real rocketmq-client-go). This is the command README.md and .ci/run use.
 test: build
-	$(GO) test $(TEST_FLAGS) $(PKGS)
+	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) $(GO) test $(TEST_FLAGS) $(PKGS)
 
 race:
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
@@ -30,6 +30,7 @@ lint:
 fuzz:
 	$(GO) test ./store -run '^$$' -fuzz '^FuzzDecodeMessage$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./store -run '^$$' -fuzz '^FuzzRecoveryScan$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./fsm -run '^$$' -fuzz '^FuzzDecodeCommand$$' -fuzztime $(FUZZTIME)
 	@if grep -q 'func FuzzDecodeFrame' transport/*_test.go 2>/dev/null; then \
 		$(GO) test ./transport -run '^$$' -fuzz '^FuzzDecodeFrame$$' -fuzztime $(FUZZTIME); fi
 	@if grep -q 'func FuzzDecodeHeader' transport/*_test.go 2>/dev/null; then \
@@ -39,7 +40,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./store ./fsm ./raftlog ./transport
 
 integration: build
-	ROCKETRAFT_INTEGRATION=1 $(GO) test -count=1 -timeout 30m ./integration/...
+	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_INTEGRATION=1 $(GO) test -count=1 -timeout 30m ./integration/...
 
 chaos: build
 	ROCKETRAFT_CHAOS=full $(GO) test -count=1 -timeout 40m ./integration/chaos/...

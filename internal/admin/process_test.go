@@ -148,10 +148,14 @@ type processCluster struct {
 func startProcessCluster(t *testing.T) *processCluster {
 	t.Helper()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "rocketraft")
-	build := exec.Command("go", "build", "-o", bin, "github.com/rocketraft/rocketraft/cmd/rocketraft")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	// ROCKETRAFT_BIN names a prebuilt binary (make test builds one for every suite).
+	bin := os.Getenv("ROCKETRAFT_BIN")
+	if bin == "" {
+		bin = filepath.Join(dir, "rocketraft")
+		build := exec.Command("go", "build", "-o", bin, "github.com/rocketraft/rocketraft/cmd/rocketraft")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("build: %v\n%s", err, out)
+		}
 	}
 	ports := freePorts(t, 10)
 	pc := &processCluster{bin: bin, namesrv: fmt.Sprintf("127.0.0.1:%d", ports[0]),
