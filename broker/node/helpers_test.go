@@ -31,6 +31,7 @@ type history struct {
 	failed        atomic.Int64 // definitely not applied (after retries gave up)
 	unknown       atomic.Int64 // ErrUnknownOutcome
 	unknownBodies [][]byte
+	seq           atomic.Int64 // makes every body unique across produce calls
 }
 
 func (h *history) add(a ack) {
@@ -60,7 +61,7 @@ func produce(t *testing.T, c *testcluster.Cluster, h *history, producers, count 
 				default:
 				}
 				q := int32((p*count + s) % int(queues))
-				b := body(p, s)
+				b := body(p, int(h.seq.Add(1)))
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 				res, err := c.Propose(ctx, [][]byte{testcluster.Message(testTopic, q, b)})
 				cancel()
@@ -89,6 +90,7 @@ func produce(t *testing.T, c *testcluster.Cluster, h *history, producers, count 
 // stored twice.
 func verifyAcks(t *testing.T, c *testcluster.Cluster, h *history) {
 	t.Helper()
+	c.WaitConverged(30 * time.Second)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, m := range c.Running() {
@@ -142,4 +144,13 @@ func verifyAcks(t *testing.T, c *testcluster.Cluster, h *history) {
 			}
 		}
 	}
+}
+
+func bodyOf(t *testing.T, raw []byte) string {
+	t.Helper()
+	msg, err := store.DecodeMessage(raw, false)
+	if err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	return string(msg.Body)
 }

@@ -58,7 +58,7 @@ func (n *Node) TransferLeadership(ctx context.Context, toID raft.ServerID) error
 		}
 		f = n.raft.LeadershipTransferToServer(toID, addr)
 	}
-	if err := waitFuture(ctx, f); err != nil {
+	if err := n.waitFuture(ctx, f); err != nil {
 		return fmt.Errorf("node id=%s transfer leadership to=%q: %w", n.cfg.ID, toID, mapMembershipError(err))
 	}
 	return nil
@@ -99,7 +99,7 @@ func (n *Node) Configuration() ([]raft.Server, error) {
 }
 
 func (n *Node) membership(ctx context.Context, op string, id raft.ServerID, f raft.IndexFuture) error {
-	if err := waitFuture(ctx, f); err != nil {
+	if err := n.waitFuture(ctx, f); err != nil {
 		return fmt.Errorf("node id=%s %s server=%s: %w", n.cfg.ID, op, id, mapMembershipError(err))
 	}
 	return nil

@@ -39,7 +39,10 @@ type Node struct {
 
 	roles *roleWatcher
 
-	stop      chan struct{}
+	stop chan struct{}
+	// raftDown is closed once raft has shut down: futures not answered by then
+	// never will be.
+	raftDown  chan struct{}
 	bg        sync.WaitGroup
 	closeOnce sync.Once
 	closeErr  error
@@ -53,7 +56,7 @@ func Open(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	n := &Node{cfg: cfg, log: cfg.Logger.Named("node").With("id", cfg.ID), stop: make(chan struct{})}
+	n := &Node{cfg: cfg, log: cfg.Logger.Named("node").With("id", cfg.ID), stop: make(chan struct{}), raftDown: make(chan struct{})}
 	var closers []func()
 	fail := func(err error) (*Node, error) {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -235,8 +238,11 @@ func (n *Node) Apply(ctx context.Context, cmd fsm.Command) (any, error) {
 		return nil, err
 	}
 	f := n.raft.Apply(b, timeoutOf(ctx))
-	if err := waitFuture(ctx, f); err != nil {
-		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+	if err := n.waitFuture(ctx, f); err != nil {
+		switch {
+		case errors.Is(err, ErrUnknownOutcome):
+			return nil, err
+		case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 			return nil, fmt.Errorf("%w: %w", ErrUnknownOutcome, err)
 		}
 		return nil, classifyApplyError(err, f.Index())
@@ -308,9 +314,10 @@ func (n *Node) shutdown(checkpoint bool) error {
 	if err := n.raft.Shutdown().Error(); err != nil {
 		errs = append(errs, fmt.Errorf("raft shutdown: %w", err))
 	}
+	close(n.raftDown)
 	close(n.stop)
 	n.bg.Wait()
-	n.prop.Close()
+	n.prop.Close(abandonGrace)
 	n.roles.close()
 	if checkpoint {
 		if err := n.fsm.Checkpoint(); err != nil {
@@ -330,6 +337,11 @@ func (n *Node) shutdown(checkpoint bool) error {
 	return nil
 }
 
+// abandonGrace is how long Close lets the proposer's completion goroutine
+// drain answered futures after raft has shut down before answering the rest
+// ErrUnknownOutcome. Answered futures drain in microseconds.
+const abandonGrace = 200 * time.Millisecond
+
 // timeoutOf turns a ctx deadline into raft's enqueue timeout (0 = none).
 func timeoutOf(ctx context.Context) time.Duration {
 	if d, ok := ctx.Deadline(); ok {
@@ -341,12 +353,10 @@ func timeoutOf(ctx context.Context) time.Duration {
 	return 0
 }
 
-// waitFuture waits for f or ctx. raft futures cannot be cancelled; on ctx the
-// operation may still complete later.
-func waitFuture(ctx context.Context, f raft.Future) error {
-	if ctx.Done() == nil {
-		return f.Error()
-	}
+// waitFuture waits for f, ctx or raft's shutdown (after which raft answers
+// nothing more). raft futures cannot be cancelled: on ctx or shutdown the
+// operation may still have taken effect.
+func (n *Node) waitFuture(ctx context.Context, f raft.Future) error {
 	done := make(chan error, 1)
 	go func() { done <- f.Error() }()
 	select {
@@ -354,5 +364,12 @@ func waitFuture(ctx context.Context, f raft.Future) error {
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-n.raftDown:
+		select {
+		case err := <-done:
+			return err
+		default:
+			return fmt.Errorf("%w: raft shut down without answering: %w", ErrUnknownOutcome, ErrClosed)
+		}
 	}
 }

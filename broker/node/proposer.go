@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -94,6 +95,9 @@ type entry[R any] struct {
 	fut   raft.ApplyFuture
 	reqs  []*request[R]
 	count int
+	// finished is guarded by proposer.mu: set by whoever answers the callers
+	// (completion, or Close abandoning an entry raft never answered).
+	finished bool
 }
 
 // proposer coalesces concurrent Propose calls into raft entries.
@@ -116,6 +120,8 @@ type proposer[R any] struct {
 	// Invariant: pending == sum(len(r.msgs)) over r in queue with state queued.
 	pending int
 	closed  bool
+	// open holds the entries handed to raft and not yet answered.
+	open map[*entry[R]]struct{}
 
 	wake     chan struct{} // cap 1: queue became non-empty
 	slots    chan struct{} // cap MaxInflight: one token per entry in flight
@@ -139,6 +145,7 @@ func newProposer[R any](cfg ProposerConfig, propose proposeFunc, results results
 		slots:    make(chan struct{}, cfg.MaxInflight),
 		inflight: make(chan *entry[R], cfg.MaxInflight),
 		stop:     make(chan struct{}),
+		open:     make(map[*entry[R]]struct{}),
 	}
 	p.batchWG.Add(1)
 	p.doneWG.Add(1)
@@ -204,9 +211,12 @@ func (p *proposer[R]) Stats() ProposerStats {
 }
 
 // Close fails queued calls with ErrClosed, stops proposing and waits until every
-// entry in flight has an outcome. Entries in flight resolve only when raft
-// answers them, so the node shuts raft down before (or while) closing this.
-func (p *proposer[R]) Close() {
+// entry in flight has an outcome. grace <= 0 waits for raft to answer every
+// entry. Otherwise, entries still unanswered after grace are answered
+// ErrUnknownOutcome: the node closes the proposer after raft has shut down,
+// and raft drops futures still buffered in its apply channel or not yet
+// applied at shutdown without ever answering them.
+func (p *proposer[R]) Close(grace time.Duration) {
 	p.stopOnce.Do(func() {
 		p.mu.Lock()
 		p.closed = true
@@ -214,7 +224,34 @@ func (p *proposer[R]) Close() {
 		close(p.stop)
 	})
 	p.batchWG.Wait()
-	p.doneWG.Wait()
+	if grace <= 0 {
+		p.doneWG.Wait()
+		return
+	}
+	done := make(chan struct{})
+	go func() { p.doneWG.Wait(); close(done) }()
+	select {
+	case <-done:
+		return
+	case <-time.After(grace):
+	}
+	p.mu.Lock()
+	var abandoned []*entry[R]
+	for e := range p.open {
+		e.finished = true
+		delete(p.open, e)
+		abandoned = append(abandoned, e)
+	}
+	p.mu.Unlock()
+	for _, e := range abandoned {
+		err := fmt.Errorf("%w: raft shut down without answering the entry: %w", ErrUnknownOutcome, ErrClosed)
+		for _, r := range e.reqs {
+			r.err = err
+			close(r.done)
+		}
+	}
+	// The completion goroutine may stay blocked on a future raft will never
+	// answer; it owns nothing the callers still need.
 }
 
 func (p *proposer[R]) batchLoop() {
@@ -234,8 +271,12 @@ func (p *proposer[R]) batchLoop() {
 		fut := p.propose(msgs)
 		p.entries.Add(1)
 		p.messages.Add(uint64(len(msgs)))
+		e := &entry[R]{fut: fut, reqs: reqs, count: len(msgs)}
+		p.mu.Lock()
+		p.open[e] = struct{}{}
+		p.mu.Unlock()
 		// Never blocks: slots admits at most cap(inflight) entries.
-		p.inflight <- &entry[R]{fut: fut, reqs: reqs, count: len(msgs)}
+		p.inflight <- e
 	}
 }
 
@@ -329,6 +370,14 @@ func (p *proposer[R]) complete(e *entry[R]) {
 			panic(fmt.Sprintf("node: entry index=%d carried %d messages but the FSM returned %d results", e.fut.Index(), e.count, len(results)))
 		}
 	}
+	p.mu.Lock()
+	if e.finished {
+		p.mu.Unlock()
+		return // abandoned by Close
+	}
+	e.finished = true
+	delete(p.open, e)
+	p.mu.Unlock()
 	off := 0
 	for _, r := range e.reqs {
 		if err != nil {

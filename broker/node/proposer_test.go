@@ -129,7 +129,7 @@ func recv(t *testing.T, ch chan call) call {
 func TestProposerCoalescesAndGivesEachCallerItsResults(t *testing.T) {
 	fr := newFakeRaft()
 	p := newProposer(ProposerConfig{MaxInflight: 1}, fr.propose, echoResults)
-	defer p.Close()
+	defer p.Close(0)
 
 	first := goPropose(p, context.Background(), "blocker")
 	blocker := fr.next(t) // holds the only slot
@@ -182,7 +182,7 @@ func TestProposerRespectsBounds(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fr := newFakeRaft()
 			p := newProposer(tt.cfg, fr.propose, echoResults)
-			defer p.Close()
+			defer p.Close(0)
 			first := goPropose(p, context.Background(), "blocker---")
 			blocker := fr.next(t)
 			var calls []chan call
@@ -221,7 +221,7 @@ func TestProposerRespectsBounds(t *testing.T) {
 func TestProposerPipelinesEntries(t *testing.T) {
 	fr := newFakeRaft()
 	p := newProposer(ProposerConfig{MaxInflight: 3, MaxBatchMessages: 1}, fr.propose, echoResults)
-	defer p.Close()
+	defer p.Close(0)
 	var calls []chan call
 	for i := range 5 {
 		calls = append(calls, goPropose(p, context.Background(), strconv.Itoa(i)))
@@ -248,7 +248,7 @@ func TestProposerPipelinesEntries(t *testing.T) {
 func TestProposerBusy(t *testing.T) {
 	fr := newFakeRaft()
 	p := newProposer(ProposerConfig{MaxInflight: 1, MaxPending: 4}, fr.propose, echoResults)
-	defer p.Close()
+	defer p.Close(0)
 	first := goPropose(p, context.Background(), "blocker")
 	blocker := fr.next(t)
 	a := goPropose(p, context.Background(), "a1", "a2", "a3")
@@ -291,7 +291,7 @@ func TestProposerErrorMapping(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fr := newFakeRaft()
 			p := newProposer(ProposerConfig{}, fr.propose, echoResults)
-			defer p.Close()
+			defer p.Close(0)
 			a := goPropose(p, context.Background(), "x")
 			tt.resolve(fr.next(t))
 			c := recv(t, a)
@@ -311,7 +311,7 @@ func TestProposerErrorMapping(t *testing.T) {
 func TestProposerContext(t *testing.T) {
 	fr := newFakeRaft()
 	p := newProposer(ProposerConfig{MaxInflight: 1}, fr.propose, echoResults)
-	defer p.Close()
+	defer p.Close(0)
 
 	// Cancelled while proposed: the outcome is unknown.
 	ctx1, cancel1 := context.WithCancel(context.Background())
@@ -351,7 +351,7 @@ func TestProposerCloseFailsQueued(t *testing.T) {
 	b := goPropose(p, context.Background(), "b")
 	waitPending(t, p, 1)
 	closed := make(chan struct{})
-	go func() { p.Close(); close(closed) }()
+	go func() { p.Close(0); close(closed) }()
 	if c := recv(t, b); !errors.Is(c.err, ErrClosed) {
 		t.Fatalf("queued at close: %v", c.err)
 	}
@@ -419,7 +419,7 @@ func TestProposerConcurrentCallers(t *testing.T) {
 	wg.Wait()
 	close(stop)
 	applied.Wait()
-	p.Close()
+	p.Close(0)
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
@@ -427,5 +427,21 @@ func TestProposerConcurrentCallers(t *testing.T) {
 	s := p.Stats()
 	if s.Entries >= s.Messages {
 		t.Logf("no coalescing observed: %+v", s)
+	}
+}
+
+func TestProposerCloseAbandonsUnansweredEntries(t *testing.T) {
+	fr := newFakeRaft()
+	p := newProposer(ProposerConfig{}, fr.propose, echoResults)
+	a := goPropose(p, context.Background(), "a")
+	fr.next(t) // never answered, like a future raft dropped at shutdown
+	start := time.Now()
+	p.Close(20 * time.Millisecond)
+	if time.Since(start) > 2*time.Second {
+		t.Fatal("Close waited for an entry raft will never answer")
+	}
+	c := recv(t, a)
+	if !errors.Is(c.err, ErrUnknownOutcome) {
+		t.Fatalf("abandoned entry: %v, want ErrUnknownOutcome", c.err)
 	}
 }

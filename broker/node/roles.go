@@ -115,7 +115,17 @@ func (w *roleWatcher) becomeLeader(notify <-chan bool, stop <-chan struct{}) {
 	start := time.Now()
 	term := w.r.CurrentTerm()
 	for {
-		err := w.r.Barrier(0).Error()
+		// raft never answers a barrier still buffered in its apply channel at
+		// shutdown, so the wait must also end on stop.
+		bf := w.r.Barrier(0)
+		errCh := make(chan error, 1)
+		go func() { errCh <- bf.Error() }()
+		var err error
+		select {
+		case err = <-errCh:
+		case <-stop:
+			return
+		}
 		if err == nil {
 			break
 		}
