@@ -14,7 +14,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-
 // maxRoundBytes bounds one background dispatch round so that waiters and long polls
 // are woken while a large backlog (catch-up after a snapshot) is worked off.
 const maxRoundBytes = 16 << 20

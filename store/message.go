@@ -9,18 +9,18 @@ import (
 
 // SysFlag bits (rocketmq-protocol.md §4.2) that change the stored layout or meaning.
 const (
-	SysFlagCompressed     int32 = 0x1
-	SysFlagMultiTags      int32 = 0x2
-	SysFlagTxPrepared     int32 = 0x4
-	SysFlagTxCommit       int32 = 0x8
-	SysFlagTxRollback     int32 = 0xC
-	SysFlagTxMask         int32 = 0xC
-	SysFlagBornHostV6     int32 = 0x10
-	SysFlagStoreHostV6    int32 = 0x20
-	SysFlagNeedUnwrap     int32 = 0x40
-	SysFlagInnerBatch     int32 = 0x80
-	sysFlagHostV6Mask           = SysFlagBornHostV6 | SysFlagStoreHostV6
-	sysFlagV6BitsClearMask      = ^sysFlagHostV6Mask
+	SysFlagCompressed      int32 = 0x1
+	SysFlagMultiTags       int32 = 0x2
+	SysFlagTxPrepared      int32 = 0x4
+	SysFlagTxCommit        int32 = 0x8
+	SysFlagTxRollback      int32 = 0xC
+	SysFlagTxMask          int32 = 0xC
+	SysFlagBornHostV6      int32 = 0x10
+	SysFlagStoreHostV6     int32 = 0x20
+	SysFlagNeedUnwrap      int32 = 0x40
+	SysFlagInnerBatch      int32 = 0x80
+	sysFlagHostV6Mask            = SysFlagBornHostV6 | SysFlagStoreHostV6
+	sysFlagV6BitsClearMask       = ^sysFlagHostV6Mask
 )
 
 // Fixed field positions of the v1 layout. Everything up to BORNHOST is at a fixed

@@ -31,8 +31,11 @@ func sampleMessage() Message {
 
 func TestEncodeDecodesWithRealGoClient(t *testing.T) {
 	cases := map[string]func(*Message){
-		"ipv4":        func(*Message) {},
-		"ipv6 hosts":  func(m *Message) { m.BornHost = netip.MustParseAddrPort("[2001:db8::1]:5000"); m.StoreHost = netip.MustParseAddrPort("[::1]:10911") },
+		"ipv4": func(*Message) {},
+		"ipv6 hosts": func(m *Message) {
+			m.BornHost = netip.MustParseAddrPort("[2001:db8::1]:5000")
+			m.StoreHost = netip.MustParseAddrPort("[::1]:10911")
+		},
 		"empty body":  func(m *Message) { m.Body = nil },
 		"no props":    func(m *Message) { m.Properties = "" },
 		"max topic":   func(m *Message) { m.Topic = string(bytes.Repeat([]byte("t"), MaxTopicLength)) },
