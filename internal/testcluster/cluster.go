@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -479,14 +478,4 @@ func (c *Cluster) Propose(ctx context.Context, msgs [][]byte) ([]node.Result, er
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-}
-
-// ids returns the running members' ids, sorted.
-func (c *Cluster) ids() []raft.ServerID {
-	var out []raft.ServerID
-	for _, m := range c.Running() {
-		out = append(out, m.ID)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
 }
