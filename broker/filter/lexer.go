@@ -132,6 +132,8 @@ func lexString(src string, start int) (string, int, error) {
 	return "", 0, fmt.Errorf("%w at offset %d: unterminated string literal", ErrSyntax, start)
 }
 
-func isDigit(c byte) bool      { return c >= '0' && c <= '9' }
-func isIdentStart(c byte) bool { return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-func isIdentPart(c byte) bool  { return isIdentStart(c) || isDigit(c) || c == '.' }
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func isIdentStart(c byte) bool {
+	return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+func isIdentPart(c byte) bool { return isIdentStart(c) || isDigit(c) || c == '.' }
