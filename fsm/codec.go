@@ -56,6 +56,8 @@ func (t CommandType) String() string {
 		return "ScheduleProgress"
 	case CmdPinSegmentSize:
 		return "PinSegmentSize"
+	case CmdDeliverScheduled:
+		return "DeliverScheduled"
 	}
 	return fmt.Sprintf("CommandType(%d)", uint8(t))
 }
@@ -168,6 +170,10 @@ func Encode(dst []byte, c Command) ([]byte, error) {
 		return appendPin(dst, c.SegmentSize), nil
 	case *PinSegmentSize:
 		return appendPin(dst, c.SegmentSize), nil
+	case DeliverScheduled:
+		return AppendDeliverScheduled(dst, &c)
+	case *DeliverScheduled:
+		return AppendDeliverScheduled(dst, c)
 	}
 	return dst, fmt.Errorf("%w: %T", ErrUnknownCommand, c)
 }
@@ -257,7 +263,7 @@ func DecodeCommand(b []byte) (Command, error) {
 		return nil, fmt.Errorf("%w: %d bytes, need at least %d", ErrBadCommand, len(b), headerLen)
 	}
 	t := CommandType(b[0])
-	if t == 0 || t > CmdPinSegmentSize {
+	if t == 0 || (t > CmdPinSegmentSize && t != CmdDeliverScheduled) {
 		return nil, fmt.Errorf("%w: %d", ErrUnknownCommand, uint8(t))
 	}
 	if b[1] != commandVersion {
@@ -311,6 +317,8 @@ func DecodeCommand(b []byte) (Command, error) {
 		return decodeOffsets(p)
 	case CmdScheduleProgress:
 		return decodeSchedule(p)
+	case CmdDeliverScheduled:
+		return decodeDeliverScheduled(p)
 	default: // CmdPinSegmentSize
 		if len(p) != 8 {
 			return nil, badf(t, "payload of %d bytes, want 8", len(p))
