@@ -1,0 +1,514 @@
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/rocketraft/rocketraft/nameserver"
+	"github.com/rocketraft/rocketraft/transport"
+)
+
+// Names of the one group every Cluster runs.
+const (
+	GroupName   = "broker-a"
+	ClusterName = "ChaosCluster"
+)
+
+// DefaultSegmentSize keeps CommitLog segments small so three replicas fit on a
+// test machine and segment rolls happen during a scenario.
+const DefaultSegmentSize = 4 << 20
+
+// Errors of the harness.
+var (
+	ErrNoLeader     = errors.New("no leader")
+	ErrNotConverged = errors.New("replicas did not converge")
+)
+
+// Options configures a Cluster. Zero values take defaults.
+type Options struct {
+	Bin         string // rocketraft binary (required)
+	Dir         string // root of configs, logs and data dirs (required)
+	Nodes       int    // default 3
+	SegmentSize int64  // mappedFileSizeCommitLog, default DefaultSegmentSize
+	// FlushDiskType is ASYNC_FLUSH (default) or SYNC_FLUSH. Acks never depend on it:
+	// raft's log is fsynced before an entry is acknowledged.
+	FlushDiskType string
+	LogLevel      string // default "info"
+	Logger        hclog.Logger
+}
+
+// Node is one broker process of the group with its addresses.
+type Node struct {
+	Index      int
+	ID         string // dLegerSelfId, "n<index>"
+	ClientAddr string // remoting address (clients, admin requests)
+	RaftAddr   string // the node's own raft listen address
+	AdminAddr  string // HTTP /metrics /healthz
+	DataDir    string // storePathRootDir
+	Proc       *Proc
+}
+
+// StoreDir is the node's message store (CommitLog, ConsumeQueues).
+func (n *Node) StoreDir() string { return filepath.Join(n.DataDir, "store") }
+
+// Cluster is a nameserver plus one raft group of separate processes on loopback.
+// Raft traffic from node i to node j goes through Links[i][j], so any pair and
+// direction can be cut without root.
+type Cluster struct {
+	opts   Options
+	log    hclog.Logger
+	NSAddr string
+	NS     *Proc
+	Nodes  []*Node
+	// Links[i][j] is the proxy node i dials to reach node j's raft port (nil on the diagonal).
+	Links [][]*Proxy
+
+	TC       *transport.Client
+	nsClient *nameserver.Client
+	stopOnce sync.Once
+}
+
+// freePorts reserves n loopback ports by listening on port 0 and releasing them.
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// StartCluster writes configs under opts.Dir, starts the proxies, the nameserver and
+// every node, and waits until the nameserver lists a leader and all nodes.
+func StartCluster(ctx context.Context, opts Options) (*Cluster, error) {
+	if opts.Nodes == 0 {
+		opts.Nodes = 3
+	}
+	if opts.SegmentSize == 0 {
+		opts.SegmentSize = DefaultSegmentSize
+	}
+	if opts.LogLevel == "" {
+		opts.LogLevel = "info"
+	}
+	if opts.FlushDiskType == "" {
+		opts.FlushDiskType = "ASYNC_FLUSH"
+	}
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	c, err := newCluster(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.NS.Start(); err != nil {
+		c.StopAll()
+		return nil, err
+	}
+	if err := waitListening(ctx, c.NSAddr); err != nil {
+		c.StopAll()
+		return nil, fmt.Errorf("nameserver: %w\n%s", err, c.NS.Tail(20))
+	}
+	for i := range c.Nodes {
+		if err := c.Start(i); err != nil {
+			c.StopAll()
+			return nil, err
+		}
+	}
+	if _, err := c.WaitLeader(ctx, -1, opts.Nodes); err != nil {
+		c.StopAll()
+		return nil, err
+	}
+	return c, nil
+}
+
+func newCluster(opts Options) (*Cluster, error) {
+	n := opts.Nodes
+	ports, err := freePorts(1 + 3*n)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{opts: opts, log: opts.Logger, NSAddr: fmt.Sprintf("127.0.0.1:%d", ports[0])}
+	confDir, logDir := filepath.Join(opts.Dir, "conf"), filepath.Join(opts.Dir, "logs")
+	for _, d := range []string{confDir, logDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	nsConf := filepath.Join(confDir, "namesrv.conf")
+	nsText := fmt.Sprintf("listenAddr=127.0.0.1\nlistenPort=%d\nadminListen=\nlogLevel=%s\n", ports[0], opts.LogLevel)
+	if err := os.WriteFile(nsConf, []byte(nsText), 0o644); err != nil {
+		return nil, err
+	}
+	c.NS = &Proc{Name: "namesrv", Bin: opts.Bin, Args: []string{"namesrv", "-c", nsConf}, LogPath: filepath.Join(logDir, "namesrv.log")}
+	for i := range n {
+		c.Nodes = append(c.Nodes, &Node{
+			Index:      i,
+			ID:         fmt.Sprintf("n%d", i),
+			ClientAddr: fmt.Sprintf("127.0.0.1:%d", ports[1+i]),
+			RaftAddr:   fmt.Sprintf("127.0.0.1:%d", ports[1+n+i]),
+			AdminAddr:  fmt.Sprintf("127.0.0.1:%d", ports[1+2*n+i]),
+			DataDir:    filepath.Join(opts.Dir, fmt.Sprintf("n%d", i)),
+		})
+	}
+	c.Links = make([][]*Proxy, n)
+	for i := range n {
+		c.Links[i] = make([]*Proxy, n)
+		for j := range n {
+			if i == j {
+				continue
+			}
+			p, err := NewProxy(fmt.Sprintf("n%d->n%d", i, j), "127.0.0.1:0", c.Nodes[j].RaftAddr, c.log)
+			if err != nil {
+				c.closeProxies()
+				return nil, err
+			}
+			c.Links[i][j] = p
+		}
+	}
+	var clients []string
+	for _, nd := range c.Nodes {
+		clients = append(clients, nd.ID+"-"+nd.ClientAddr)
+	}
+	for i, nd := range c.Nodes {
+		// Node i lists itself at its real raft address (the stream layer binds it)
+		// and every other node at the proxy only node i dials.
+		var peers []string
+		for j, other := range c.Nodes {
+			addr := other.RaftAddr
+			if j != i {
+				addr = c.Links[i][j].Addr()
+			}
+			peers = append(peers, other.ID+"-"+addr)
+		}
+		conf := strings.Join([]string{
+			"brokerClusterName=" + ClusterName,
+			"brokerName=" + GroupName,
+			"brokerIP1=127.0.0.1",
+			"listenPort=" + portOf(nd.ClientAddr),
+			"namesrvAddr=" + c.NSAddr,
+			"storePathRootDir=" + nd.DataDir,
+			"dLegerGroup=" + GroupName,
+			"dLegerPeers=" + strings.Join(peers, ";"),
+			"dLegerPeerClientAddrs=" + strings.Join(clients, ";"),
+			"dLegerSelfId=" + nd.ID,
+			fmt.Sprintf("mappedFileSizeCommitLog=%d", opts.SegmentSize),
+			"flushDiskType=" + opts.FlushDiskType,
+			"autoCreateTopicEnable=true",
+			"defaultTopicQueueNums=4",
+			"adminListen=" + nd.AdminAddr,
+			"logLevel=" + opts.LogLevel,
+			"",
+		}, "\n")
+		path := filepath.Join(confDir, nd.ID+".conf")
+		if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+			c.closeProxies()
+			return nil, err
+		}
+		nd.Proc = &Proc{Name: nd.ID, Bin: opts.Bin, Args: []string{"broker", "-c", path}, LogPath: filepath.Join(logDir, nd.ID+".log")}
+	}
+	c.TC = transport.NewClient(transport.ClientConfig{DialTimeout: time.Second})
+	c.nsClient = nameserver.NewClient(c.TC)
+	return c, nil
+}
+
+func portOf(addr string) string {
+	_, p, _ := net.SplitHostPort(addr)
+	return p
+}
+
+func waitListening(ctx context.Context, addr string) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	for {
+		conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			return conn.Close()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s not listening: %w", addr, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Dir is the cluster's root directory (configs, logs, data dirs).
+func (c *Cluster) Dir() string { return c.opts.Dir }
+
+// SegmentSize is the CommitLog segment size every node uses.
+func (c *Cluster) SegmentSize() int64 { return c.opts.SegmentSize }
+
+// Start starts node i (a new incarnation).
+func (c *Cluster) Start(i int) error { return c.Nodes[i].Proc.Start() }
+
+// Kill SIGKILLs node i and waits until it is gone.
+func (c *Cluster) Kill(i int) { c.Nodes[i].Proc.Kill() }
+
+// Stop SIGTERMs node i (SIGKILL after 15 s) and reports a clean exit.
+func (c *Cluster) Stop(i int) bool { return c.Nodes[i].Proc.Stop(15 * time.Second) }
+
+// StopAll stops every node, the nameserver and the proxies. Idempotent.
+func (c *Cluster) StopAll() {
+	c.stopOnce.Do(func() {
+		var wg sync.WaitGroup
+		for _, n := range c.Nodes {
+			if n.Proc == nil {
+				continue
+			}
+			wg.Add(1)
+			go func() { defer wg.Done(); n.Proc.Stop(15 * time.Second) }()
+		}
+		wg.Wait()
+		if c.NS != nil {
+			c.NS.Stop(5 * time.Second)
+		}
+		c.closeProxies()
+		if c.TC != nil {
+			_ = c.TC.Close()
+		}
+	})
+}
+
+func (c *Cluster) closeProxies() {
+	for _, row := range c.Links {
+		for _, p := range row {
+			if p != nil {
+				_ = p.Close()
+			}
+		}
+	}
+}
+
+// Isolate blackholes every raft link to and from node i, both directions.
+func (c *Cluster) Isolate(i int) {
+	for j := range c.Nodes {
+		if j == i {
+			continue
+		}
+		c.Links[i][j].SetBoth(Blackhole, 0)
+		c.Links[j][i].SetBoth(Blackhole, 0)
+	}
+}
+
+// CutOneWay drops every raft byte node from sends to node to, while to → from
+// still flows: from's requests to `to` and from's answers to to's requests.
+func (c *Cluster) CutOneWay(from, to int) {
+	c.Links[from][to].Set(Forward, Blackhole, 0)
+	c.Links[to][from].Set(Backward, Blackhole, 0)
+}
+
+// HealAll sets every link back to Pass.
+func (c *Cluster) HealAll() {
+	for _, row := range c.Links {
+		for _, p := range row {
+			if p != nil {
+				p.SetBoth(Pass, 0)
+			}
+		}
+	}
+}
+
+// BrokerAddrs asks the nameserver for the group's brokerAddrs (id → client address).
+func (c *Cluster) BrokerAddrs(ctx context.Context) (map[int64]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	ci, err := c.nsClient.GetClusterInfo(ctx, c.NSAddr)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]string{}
+	if bd, ok := ci.BrokerAddrTable[GroupName]; ok {
+		for id, addr := range bd.BrokerAddrs {
+			out[int64(id)] = addr
+		}
+	}
+	return out, nil
+}
+
+// NodeByAddr is the index of the node with client address addr, or -1.
+func (c *Cluster) NodeByAddr(addr string) int {
+	for i, n := range c.Nodes {
+		if n.ClientAddr == addr {
+			return i
+		}
+	}
+	return -1
+}
+
+// Leader is the node the nameserver lists as brokerId 0 (what clients use).
+func (c *Cluster) Leader(ctx context.Context) (int, error) {
+	addrs, err := c.BrokerAddrs(ctx)
+	if err != nil {
+		return -1, err
+	}
+	if i := c.NodeByAddr(addrs[0]); i >= 0 {
+		return i, nil
+	}
+	return -1, fmt.Errorf("%w: brokerAddrs %v", ErrNoLeader, addrs)
+}
+
+// WaitLeader polls the nameserver until a node other than not (-1 = any) is listed
+// as brokerId 0 with at least minListed addresses.
+func (c *Cluster) WaitLeader(ctx context.Context, not, minListed int) (int, error) {
+	var last map[int64]string
+	var lastErr error
+	for {
+		addrs, err := c.BrokerAddrs(ctx)
+		lastErr = err
+		if err == nil {
+			last = addrs
+			if i := c.NodeByAddr(addrs[0]); i >= 0 && i != not && len(addrs) >= minListed {
+				return i, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return -1, fmt.Errorf("%w on the nameserver (last brokerAddrs %v, last error %v): %w", ErrNoLeader, last, lastErr, ctx.Err())
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}
+
+// RuntimeInfo is GET_BROKER_RUNTIME_INFO's table of node i.
+func (c *Cluster) RuntimeInfo(ctx context.Context, i int) (map[string]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	resp, err := c.TC.Invoke(ctx, c.Nodes[i].ClientAddr, transport.NewRequest(transport.GetBrokerRuntimeInfo, nil, nil))
+	if err != nil {
+		return nil, err
+	}
+	if resp.ResponseCode() != transport.Success {
+		return nil, fmt.Errorf("runtime info of n%d: %s %s", i, resp.ResponseCode(), resp.Remark)
+	}
+	var body struct {
+		Table map[string]string `json:"table"`
+	}
+	if err := json.Unmarshal(resp.Body, &body); err != nil {
+		return nil, fmt.Errorf("runtime info of n%d: %w", i, err)
+	}
+	return body.Table, nil
+}
+
+// RaftLeader asks every running node and returns the one that says it is leader
+// (-1 if none or more than one does).
+func (c *Cluster) RaftLeader(ctx context.Context) int {
+	leader := -1
+	for i, n := range c.Nodes {
+		if !n.Proc.Running() {
+			continue
+		}
+		t, err := c.RuntimeInfo(ctx, i)
+		if err != nil || !strings.EqualFold(t["role"], "leader") {
+			continue
+		}
+		if leader >= 0 {
+			return -1
+		}
+		leader = i
+	}
+	return leader
+}
+
+// WaitConverged waits until every node answers with the same appliedIndex and
+// commitLogMaxOffset twice in a row (a quiet, fully replicated group).
+func (c *Cluster) WaitConverged(ctx context.Context) error {
+	var prev, last string
+	for {
+		var vals []string
+		ok := true
+		for i := range c.Nodes {
+			t, err := c.RuntimeInfo(ctx, i)
+			if err != nil {
+				ok = false
+				vals = append(vals, fmt.Sprintf("n%d:%v", i, err))
+				continue
+			}
+			vals = append(vals, t["appliedIndex"]+"/"+t["commitLogMaxOffset"])
+		}
+		last = strings.Join(vals, " ")
+		if ok && allEqual(vals) && last == prev {
+			return nil
+		}
+		prev = last
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: appliedIndex/commitLogMaxOffset per node %s: %w", ErrNotConverged, last, ctx.Err())
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+}
+
+func allEqual(v []string) bool {
+	for _, x := range v {
+		if x != v[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// Goroutines reads go_goroutines from node i's /metrics.
+func (c *Cluster) Goroutines(ctx context.Context, i int) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+c.Nodes[i].AdminAddr+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "go_goroutines "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return int(f), err
+		}
+	}
+	return 0, fmt.Errorf("go_goroutines not in /metrics of n%d", i)
+}
+
+// LogTails returns the last n lines of every process log, for a failure report.
+func (c *Cluster) LogTails(n int) string {
+	var b strings.Builder
+	for _, p := range append([]*Proc{c.NS}, c.procs()...) {
+		fmt.Fprintf(&b, "---- tail of %s (%s) ----\n%s\n", p.Name, p.LogPath, p.Tail(n))
+	}
+	return b.String()
+}
+
+func (c *Cluster) procs() []*Proc {
+	var out []*Proc
+	for _, n := range c.Nodes {
+		out = append(out, n.Proc)
+	}
+	return out
+}

@@ -1,0 +1,37 @@
+// Package chaos is rocketraft's chaos and durability suite: real rocketraft
+// processes (a nameserver and a three-node raft group, each node with its own data
+// directory) behind per-link TCP proxies, a recording workload, a nemesis that kills,
+// pauses, partitions and corrupts, and a checker that judges the recorded history
+// against every replica's final log (docs/reliability.md, reliability-plan.md).
+//
+// # What it owns and must not import
+//
+// It owns the harness (proc.go, cluster.go, proxy.go), the workload (workload.go,
+// sender.go, reader.go), the offline replica reader (replica.go) and the checker
+// (history.go, checker.go, report.go). It talks to the code under test only over
+// the wire (transport, nameserver client, rocketmq-client-go) and reads stopped
+// replicas' stores offline with the store package; it must not import broker,
+// broker/node or fsm, so it tests what a deployment runs, not internals.
+//
+// # Concurrency
+//
+// Every Proxy runs one accept goroutine and two copy goroutines per connection; its
+// per-direction mode is an atomic read by the copiers on every chunk. A Cluster is
+// driven by one test goroutine (the nemesis); the workload runs its own goroutines
+// and appends to a History under a mutex. The checker is pure: it takes a History
+// and the replicas' logs and returns a Report.
+//
+// # Usage
+//
+//	c, err := chaos.StartCluster(chaos.Options{Bin: bin, Dir: dir, Logger: log})
+//	w := chaos.StartWorkload(ctx, c, chaos.WorkloadOptions{Producers: 3, Rate: 200})
+//	leader, _ := c.Leader(ctx)
+//	c.Kill(leader); c.Start(leader)          // the nemesis
+//	w.Stop()
+//	c.HealAll(); c.WaitConverged(ctx)
+//	logs, _ := c.StopAndReadReplicas()
+//	rep := chaos.Check(w.History(), logs)
+//
+// Scenarios live in the _test.go files and run only when ROCKETRAFT_CHAOS is set
+// ("short" for the CI subset, "full" for the whole matrix).
+package chaos
