@@ -35,3 +35,20 @@ func TestReplicatesConcurrentProducers(t *testing.T) {
 		}
 	}
 }
+
+func TestReplicatesOverLoopbackTCP(t *testing.T) {
+	c := testcluster.New(t, 3, testcluster.Options{TCP: true})
+	c.CreateTopic(testTopic, 8)
+	h := &history{}
+	produce(t, c, h, 16, 64, 8, nil)
+	if len(h.acks) != 16*64 {
+		t.Fatalf("acks %d failed %d unknown %d", len(h.acks), h.failed.Load(), h.unknown.Load())
+	}
+	// A clean restart over TCP: the node rebinds its port and catches up.
+	f := follower(c)
+	c.StopNode(f.ID)
+	produce(t, c, h, 16, 16, 8, nil)
+	c.RestartNode(f.ID)
+	c.AssertReplicasIdentical()
+	verifyAcks(t, c, h)
+}

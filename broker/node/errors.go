@@ -4,6 +4,8 @@ import "errors"
 
 // Sentinel errors. The broker maps them onto RocketMQ response codes; match them
 // with errors.Is (they are wrapped with the raft error and identifiers).
+// Invariant: an error that matches ErrUnknownOutcome never also matches
+// ErrNotLeader, ErrBusy or ErrClosed, so a broker may test them in any order.
 var (
 	// ErrNotLeader: this node is not the leader; the messages were definitely
 	// not applied. The broker forwards the request to the leader.

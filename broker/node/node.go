@@ -369,7 +369,7 @@ func (n *Node) waitFuture(ctx context.Context, f raft.Future) error {
 		case err := <-done:
 			return err
 		default:
-			return fmt.Errorf("%w: raft shut down without answering: %w", ErrUnknownOutcome, ErrClosed)
+			return fmt.Errorf("%w: raft shut down without answering", ErrUnknownOutcome)
 		}
 	}
 }

@@ -245,7 +245,7 @@ func (p *proposer[R]) Close(grace time.Duration) {
 	}
 	p.mu.Unlock()
 	for _, e := range abandoned {
-		err := fmt.Errorf("%w: raft shut down without answering the entry: %w", ErrUnknownOutcome, ErrClosed)
+		err := fmt.Errorf("%w: raft shut down without answering the entry", ErrUnknownOutcome)
 		for _, r := range e.reqs {
 			r.err = err
 			close(r.done)

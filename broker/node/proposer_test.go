@@ -441,7 +441,7 @@ func TestProposerCloseAbandonsUnansweredEntries(t *testing.T) {
 		t.Fatal("Close waited for an entry raft will never answer")
 	}
 	c := recv(t, a)
-	if !errors.Is(c.err, ErrUnknownOutcome) {
-		t.Fatalf("abandoned entry: %v, want ErrUnknownOutcome", c.err)
+	if !errors.Is(c.err, ErrUnknownOutcome) || errors.Is(c.err, ErrClosed) {
+		t.Fatalf("abandoned entry: %v, want ErrUnknownOutcome and not ErrClosed (which means not applied)", c.err)
 	}
 }
