@@ -1,9 +1,11 @@
 package node_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/rocketraft/rocketraft/broker/node"
 	"github.com/rocketraft/rocketraft/internal/testcluster"
 )
 
@@ -51,4 +53,58 @@ func TestReplicatesOverLoopbackTCP(t *testing.T) {
 	c.RestartNode(f.ID)
 	c.AssertReplicasIdentical()
 	verifyAcks(t, c, h)
+}
+
+func TestSubscribersSeeLeaderOnlyAfterBarrier(t *testing.T) {
+	c := testcluster.New(t, 3, testcluster.Options{FastTimings: true})
+	c.CreateTopic(testTopic, 4)
+	produce(t, c, &history{}, 4, 50, 4, nil)
+	old := c.Leader()
+	oldTerm := old.Node().State().Term
+	acked := old.Node().FSM().CommitLogOffset() // everything acked so far ends here
+	subs := map[*testcluster.Member]<-chan node.RoleEvent{}
+	for _, m := range c.Members() {
+		ch, cancel := m.Node().Subscribe()
+		defer cancel()
+		subs[m] = ch
+		ev := <-ch // the current role comes first
+		if (m == old) != (ev.Role == node.RoleLeader) {
+			t.Fatalf("%s: initial role %s", m.ID, ev.Role)
+		}
+	}
+	target := follower(c)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := old.Node().TransferLeadership(ctx, target.ID); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-subs[target]:
+			if ev.Role != node.RoleLeader {
+				continue // candidate / leader-pending on the way
+			}
+			if ev.Term <= oldTerm || ev.LeaderID != target.ID {
+				t.Fatalf("new leader event %+v (old term %d)", ev, oldTerm)
+			}
+			// The barrier ran: every entry the old leader acknowledged is
+			// applied before the new one announces itself.
+			if got := target.Node().FSM().CommitLogOffset(); got < acked {
+				t.Fatalf("leader announced with CommitLog at %d, acked data ends at %d", got, acked)
+			}
+			for {
+				select {
+				case ev := <-subs[old]:
+					if ev.Role == node.RoleFollower && ev.LeaderID == target.ID {
+						return
+					}
+				case <-deadline:
+					t.Fatal("old leader never published follower with the new leader")
+				}
+			}
+		case <-deadline:
+			t.Fatal("new leader never published RoleLeader")
+		}
+	}
 }

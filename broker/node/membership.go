@@ -16,7 +16,9 @@ type Status struct {
 	Term       uint64
 	LeaderID   raft.ServerID
 	LeaderAddr raft.ServerAddress
-	// AppliedIndex is the last raft index applied to this node's FSM.
+	// AppliedIndex is the last raft index applied to this node's FSM. raft's
+	// no-op and barrier entries never reach the FSM, so a caught-up node may
+	// trail CommitIndex by those; compare AppliedIndex between nodes.
 	AppliedIndex uint64
 	// CommitIndex is the last raft index this node knows to be committed.
 	CommitIndex uint64
