@@ -29,7 +29,7 @@ const (
 
 // DefaultSegmentSize keeps CommitLog segments small so three replicas fit on a
 // test machine and segment rolls happen during a scenario.
-const DefaultSegmentSize = 4 << 20
+const DefaultSegmentSize = 8 << 20
 
 // Errors of the harness.
 var (
@@ -139,7 +139,7 @@ func StartCluster(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	if _, err := c.WaitLeader(ctx, -1, opts.Nodes); err != nil {
 		c.StopAll()
-		return nil, err
+		return nil, fmt.Errorf("%w\n%s", err, c.LogTails(5))
 	}
 	return c, nil
 }

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -104,13 +105,13 @@ func (h *History) Reads() []ReadOp {
 }
 
 // FirstAckAfter is the Return time of the first OK send whose Call is at or after
-// t, and which went to addr when addr is not empty; zero if none.
-func (h *History) FirstAckAfter(t time.Time, addr string) time.Time {
+// t, by a client whose name starts with clientPrefix; zero if none.
+func (h *History) FirstAckAfter(t time.Time, clientPrefix string) time.Time {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var best time.Time
 	for _, s := range h.sends {
-		if s.Outcome != OK || s.Call.Before(t) || (addr != "" && s.Addr != addr) {
+		if s.Outcome != OK || s.Call.Before(t) || !strings.HasPrefix(s.Client, clientPrefix) {
 			continue
 		}
 		if best.IsZero() || s.Return.Before(best) {

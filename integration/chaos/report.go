@@ -20,9 +20,9 @@ type Report struct {
 	FailedPresent int
 
 	LostAcked, Duplicates, RetryDuplicates, Phantom, OffsetMismatch int
-	Reads, VisibleThenLost, PollSkips, OrderViolations int
-	Drained                                            bool
-	DrainMismatch                                      int
+	Reads, VisibleThenLost, PollSkips, OrderViolations              int
+	Drained                                                         bool
+	DrainMismatch                                                   int
 
 	Replicas, Identical int
 	ReplicaDiffs        []string
