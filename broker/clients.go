@@ -105,12 +105,27 @@ type clientRegistry struct {
 	mu        sync.Mutex
 	consumers map[string]*consumerGroupState
 	producers map[string]map[uint64]*producerClient
+	// seen is group → clientID → last heartbeat, kept after the connection closes
+	// so a new leader knows who may still hold a queue lock (lock.go).
+	seen map[string]map[string]time.Time
+	// since is when this node started collecting heartbeats.
+	since time.Time
+
+	// locks and filters are soft state derived from the clients: the leader's
+	// orderly-consumption queue locks (lock.go) and compiled SQL92 subscriptions
+	// (sql92.go).
+	locks   *lockManager
+	filters *sqlFilterCache
 }
 
 func newClientRegistry() *clientRegistry {
 	return &clientRegistry{
 		consumers: make(map[string]*consumerGroupState),
 		producers: make(map[string]map[uint64]*producerClient),
+		seen:      make(map[string]map[string]time.Time),
+		since:     time.Now(),
+		locks:     newLockManager(),
+		filters:   newSQLFilterCache(),
 	}
 }
 
@@ -137,6 +152,10 @@ func (r *clientRegistry) heartbeat(conn *transport.Conn, hb heartbeatData, now t
 		for _, s := range c.SubscriptionDataSet {
 			g.subscriptions[s.Topic] = s
 		}
+		if r.seen[c.GroupName] == nil {
+			r.seen[c.GroupName] = make(map[string]time.Time)
+		}
+		r.seen[c.GroupName][hb.ClientID] = now
 		if old, ok := g.clients[conn.ID()]; !ok || old.clientID != hb.ClientID {
 			changed = append(changed, c.GroupName)
 		}
@@ -182,8 +201,32 @@ func (r *clientRegistry) expireBefore(deadline time.Time) (changed []string) {
 			}
 		}
 	}
+	for group, m := range r.seen {
+		for id, at := range m {
+			if at.Before(deadline) {
+				delete(m, id)
+			}
+		}
+		if len(m) == 0 {
+			delete(r.seen, group)
+		}
+	}
 	sort.Strings(changed)
 	return changed
+}
+
+// lockView lists the clients that heartbeated for group within lockExpiry of now.
+func (r *clientRegistry) lockView(group string, now time.Time) lockView {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v := lockView{Since: r.since}
+	for id, at := range r.seen[group] {
+		if now.Sub(at) <= lockExpiry {
+			v.Members = append(v.Members, id)
+		}
+	}
+	sort.Strings(v.Members)
+	return v
 }
 
 // consumerIDs returns the sorted client ids of a group's live members.

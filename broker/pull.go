@@ -73,7 +73,7 @@ func wouldWait(s store.GetStatus) bool {
 func (b *Broker) pullFilter(h PullHeader) (store.MessageFilter, *transport.Command) {
 	var sub subscriptionData
 	if h.SysFlag&pullFlagSubscription != 0 {
-		sub = subscriptionData{Topic: h.Topic, SubString: h.Subscription, ExpressionType: h.ExpressionType}
+		sub = subscriptionData{Topic: h.Topic, SubString: h.Subscription, ExpressionType: h.ExpressionType, SubVersion: h.SubVersion}
 		if sub.ExpressionType == "" || sub.ExpressionType == "TAG" {
 			for _, t := range strings.Split(h.Subscription, "||") {
 				if t = strings.TrimSpace(t); t != "" && t != "*" {
@@ -89,11 +89,7 @@ func (b *Broker) pullFilter(h PullHeader) (store.MessageFilter, *transport.Comma
 				fmt.Sprintf("consumer group %s has no subscription to %s (no heartbeat yet)", h.ConsumerGroup, h.Topic))
 		}
 	}
-	if sub.ExpressionType != "" && sub.ExpressionType != "TAG" {
-		return nil, transport.NewResponse(transport.SystemError,
-			fmt.Sprintf("expressionType %s: property filtering (enablePropertyFilter) is not enabled", sub.ExpressionType))
-	}
-	return sub.tagFilter(), nil
+	return b.clients.subscriptionFilter(h.ConsumerGroup, sub)
 }
 
 // pullResponse maps a store result onto RocketMQ's pull codes and next offsets

@@ -66,6 +66,14 @@ func (b *Broker) dispatch(ctx context.Context, conn *transport.Conn, req *transp
 		return b.handleRaftSnapshot()
 	case transport.ConsumerProgress:
 		return b.handleConsumerProgress(ctx, req)
+	case transport.LockBatchMQ:
+		return b.handleLockBatch(ctx, req)
+	case transport.UnlockBatchMQ:
+		return b.handleUnlockBatch(ctx, req)
+	case transport.GetConsumerRunningInfo:
+		return b.handleConsumerRunningInfo(ctx, req)
+	case transport.InvokeBrokerToResetOffset:
+		return b.handleResetOffset(ctx, req)
 	default:
 		return transport.NewResponse(transport.RequestCodeNotSupported,
 			fmt.Sprintf("request code %d is not supported", req.Code))

@@ -1,7 +1,8 @@
 package transport
 
-// Admin request codes. GetBrokerRuntimeInfo is RocketMQ's own (28, mqadmin
-// brokerStatus); the rest are rocketraft's and live in 9100..9199, a range that
+// Admin request codes. GetBrokerRuntimeInfo (28, mqadmin brokerStatus) and
+// InvokeBrokerToResetOffset (222, mqadmin resetOffsetByTime) are RocketMQ's own;
+// the rest are rocketraft's and live in 9100..9199, a range that
 // RocketMQ's RequestCode.java does not use (its highest codes are in the 1000s and
 // 2000s; 9999 is left alone because tests use it as "unknown"). Every code fits
 // the int16 the Go client decodes.
@@ -28,18 +29,23 @@ const (
 	RaftRemoveServer     RequestCode = 9104 // admin→broker (leader)
 	RaftSnapshot         RequestCode = 9105 // admin→broker (the node addressed)
 	ConsumerProgress     RequestCode = 9106 // admin→broker (leader)
+	// InvokeBrokerToResetOffset is RocketMQ's own (222, mqadmin resetOffsetByTime):
+	// ext topic, group, timestamp (ms, -1 = the end), isForce; the answer body is
+	// {"offsetTable":[{"topic","brokerName","queueId","offset"}]}.
+	InvokeBrokerToResetOffset RequestCode = 222 // admin→broker (leader)
 )
 
 // adminCodeNames extends requestCodeNames so logs name our codes too.
 var adminCodeNames = map[RequestCode]string{
-	GetBrokerRuntimeInfo: "GET_BROKER_RUNTIME_INFO",
-	RaftPeers:            "ROCKETRAFT_RAFT_PEERS",
-	RaftTransferLeader:   "ROCKETRAFT_RAFT_TRANSFER_LEADER",
-	RaftAddVoter:         "ROCKETRAFT_RAFT_ADD_VOTER",
-	RaftAddNonvoter:      "ROCKETRAFT_RAFT_ADD_NONVOTER",
-	RaftRemoveServer:     "ROCKETRAFT_RAFT_REMOVE_SERVER",
-	RaftSnapshot:         "ROCKETRAFT_RAFT_SNAPSHOT",
-	ConsumerProgress:     "ROCKETRAFT_CONSUMER_PROGRESS",
+	GetBrokerRuntimeInfo:      "GET_BROKER_RUNTIME_INFO",
+	RaftPeers:                 "ROCKETRAFT_RAFT_PEERS",
+	RaftTransferLeader:        "ROCKETRAFT_RAFT_TRANSFER_LEADER",
+	RaftAddVoter:              "ROCKETRAFT_RAFT_ADD_VOTER",
+	RaftAddNonvoter:           "ROCKETRAFT_RAFT_ADD_NONVOTER",
+	RaftRemoveServer:          "ROCKETRAFT_RAFT_REMOVE_SERVER",
+	RaftSnapshot:              "ROCKETRAFT_RAFT_SNAPSHOT",
+	ConsumerProgress:          "ROCKETRAFT_CONSUMER_PROGRESS",
+	InvokeBrokerToResetOffset: "INVOKE_BROKER_TO_RESET_OFFSET",
 }
 
 func init() {
