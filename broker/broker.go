@@ -42,7 +42,10 @@ type Config struct {
 	LongPollingEnable     bool
 	// MaxPullSuspend caps suspendTimeoutMillis (default 30 s).
 	MaxPullSuspend time.Duration
-	Logger         hclog.Logger
+	// MessageDelayLevel is the delay of each level 1..N (default
+	// DefaultMessageDelayLevel); DELAY above N is clamped to N.
+	MessageDelayLevel []time.Duration
+	Logger            hclog.Logger
 }
 
 func (c Config) withDefaults() Config {
@@ -63,6 +66,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()
+	}
+	if len(c.MessageDelayLevel) == 0 {
+		c.MessageDelayLevel = DefaultMessageDelayLevel
 	}
 	return c
 }
@@ -89,6 +95,10 @@ type Broker struct {
 
 	mu     sync.Mutex
 	status ReplicaStatus
+
+	// sched is the running leader-only schedule service (schedule.go); owned by
+	// the watchRoles goroutine.
+	sched *scheduleRunner
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -182,6 +192,8 @@ func (b *Broker) currentStatus() ReplicaStatus {
 // watchRoles re-registers with every nameserver at once on every role change.
 func (b *Broker) watchRoles() {
 	ch := b.replica.RoleChanges()
+	defer b.stopSchedule()
+	b.scheduleRoleChanged(b.currentStatus())
 	for {
 		select {
 		case <-b.ctx.Done():
@@ -194,6 +206,7 @@ func (b *Broker) watchRoles() {
 			prev := b.status
 			b.status = st
 			b.mu.Unlock()
+			b.scheduleRoleChanged(st)
 			if prev.Role != st.Role || prev.Term != st.Term {
 				b.log.Info("role changed", "role", st.Role, "term", st.Term, "leader", st.LeaderID)
 				if st.Role == RoleLeader {

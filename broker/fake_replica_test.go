@@ -21,6 +21,8 @@ type fakeReplica struct {
 	version int64
 	changes chan ReplicaStatus
 	puts    int
+	// schedule is the delay-level progress (DeliverScheduled, schedule_fake_test.go).
+	schedule map[int32]store.QueueOffset
 }
 
 func newFakeReplica(st *store.Store, role Role) *fakeReplica {

@@ -100,4 +100,12 @@ type Replica interface {
 	// its barrier). The channel is closed on shutdown.
 	RoleChanges() <-chan ReplicaStatus
 	TransferLeadership(ctx context.Context, toID string) error
+
+	// ScheduleProgress returns each delay level's delivered offset (schedule.go).
+	ScheduleProgress() map[int32]store.QueueOffset
+	// DeliverScheduled replicates re-puts of due delayed messages together with the
+	// progress advances, as one entry applied only if every advance's From still
+	// matches (else ErrScheduleConflict). dropped[i] is set for a record the FSM
+	// refused alone (its real topic or queue is gone).
+	DeliverScheduled(ctx context.Context, recs [][]byte, advances []ScheduleAdvance) (dropped []error, err error)
 }

@@ -66,12 +66,15 @@ func (b *Broker) handleSend(ctx context.Context, conn *transport.Conn, req *tran
 			recs = append(recs, rec)
 		}
 	} else {
-		props := h.Properties
-		if v, ok := store.Property(props, store.PropertyDelayLevel); ok && v != "" && v != "0" {
-			return errorResponse(fmt.Errorf("%w: delayed delivery (DELAY=%s) is not enabled on this broker", ErrNoPermission, v))
+		// Delayed, retry-past-max and timed messages are stored elsewhere (schedule_send.go).
+		p, err := b.placeSend(ctx, h, queueID, h.Properties, maxReconsumeSet(req.ExtFields))
+		if err != nil {
+			return errorResponse(err)
 		}
-		uniqKey, _ = store.Property(props, store.PropertyUniqKey)
-		rec, err := b.encodeForStore(h, queueID, h.Flag, req.Body, props, born)
+		uniqKey, _ = store.Property(p.props, store.PropertyUniqKey)
+		ph := h
+		ph.Topic = p.topic
+		rec, err := b.encodeForStore(ph, p.queueID, h.Flag, req.Body, p.props, born)
 		if err != nil {
 			return errorResponse(err)
 		}
