@@ -71,7 +71,7 @@ func Consume(ctx context.Context, o ConsumeOptions) (Result, error) {
 		}
 	}()
 	progress(o.Out, stop, start, &got, &failed, lat, int(size.Load()))
-	r := summarize(o.Out, start, got.Load(), 0, lat, int(size.Load()))
+	r := summarize(o.Out, start, got.Load(), 0, lat, int(size.Load()), "store-to-delivery age histogram (includes any backlog):")
 	if o.Count > 0 && got.Load() < int64(o.Count) {
 		return r, fmt.Errorf("received %d of %d messages before the timeout", got.Load(), o.Count)
 	}

@@ -106,7 +106,7 @@ func Produce(ctx context.Context, o ProduceOptions) (Result, error) {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	progress(o.Out, done, start, &sent, &failed, lat, o.MessageSize)
-	return summarize(o.Out, start, sent.Load(), failed.Load(), lat, o.MessageSize), nil
+	return summarize(o.Out, start, sent.Load(), failed.Load(), lat, o.MessageSize, "latency histogram (per send call):"), nil
 }
 
 // progress prints one line per second until done.
@@ -130,7 +130,7 @@ func progress(w io.Writer, done <-chan struct{}, start time.Time, ok, failed *at
 	}
 }
 
-func summarize(w io.Writer, start time.Time, ok, failed int64, lat *latencies, size int) Result {
+func summarize(w io.Writer, start time.Time, ok, failed int64, lat *latencies, size int, histTitle string) Result {
 	elapsed := time.Since(start)
 	all := sortDurations(lat.all())
 	r := Result{Sent: ok, Failed: failed, Elapsed: elapsed,
@@ -142,7 +142,7 @@ func summarize(w io.Writer, start time.Time, ok, failed int64, lat *latencies, s
 	fmt.Fprintf(w, "\nsummary: %d ok, %d failed in %s: %.0f msgs/s, %.2f MB/s, latency p50 %s p99 %s max %s\n",
 		ok, failed, elapsed.Round(time.Millisecond), r.MsgsPerSec, r.MBPerSec,
 		r.P50.Round(time.Microsecond), r.P99.Round(time.Microsecond), r.Max.Round(time.Microsecond))
-	fmt.Fprintln(w, "latency histogram (per send call):")
+	fmt.Fprintln(w, histTitle)
 	histogram(w, all)
 	return r
 }
