@@ -78,14 +78,29 @@
 // # Snapshots
 //
 // Snapshot captures {appliedIndex, term, CommitLog range [min, off), metadata}; Persist
-// streams a self-describing image: magic "RRFSMSNP", version, header length, header
-// JSON (SnapshotHeader), the raw CommitLog bytes of [min, off) read with
-// store.ReadRange, then a CRC-32C of everything before it. ReadSnapshotHeader lets a
-// SnapshotStore find the range without this package's internals. Restore reads the
-// header, calls store.ResetFrom(min, bytes), verifies length and CRC, installs the
-// metadata and writes a checkpoint at the snapshot's index. Segments in [min, off)
-// must survive retention until Persist has read them (the raftlog SnapshotStore sets
-// store.SetRetentionGuard); otherwise Persist fails and the snapshot is cancelled.
+// streams a self-describing image: magic "RRFSMSNP", version (2), header length, header
+// JSON (SnapshotHeader), the length n and the raw CommitLog bytes of [off-n, off), then
+// a CRC-32C of everything before it. ReadSnapshotHeader lets a SnapshotStore find the
+// range without this package's internals.
+//
+// The CommitLog part goes by reference when the sink implements RangeSink (declared
+// here, implemented by raftlog's SnapshotStore): Persist writes only the prefix up to
+// the header JSON and calls WriteCommitLogRange(min, off); the SnapshotStore keeps that
+// small record and, when raft opens the snapshot to send it, produces the length, the
+// bytes from the live segments (store.ReadRange) and the CRC. A sink without it gets
+// the bytes, read with store.ReadRange during Persist.
+//
+// Why the start may move (format version 2): the range is read when the snapshot is
+// opened, possibly long after Snapshot, and retention may have deleted segments above
+// the captured min by then. Pinning min for as long as a snapshot is retained would stop
+// retention for good (each new snapshot captures the same min again), so the streamed
+// bytes start at n = off - start for any segment boundary start ≥ min, and Restore
+// resets the store from that start: the follower's CommitLog is then the sender's tail
+// as it is now, exactly what the follower's own retention would have left. Version 1
+// streams (start == min) are still read.
+//
+// Restore reads the header, calls store.ResetFrom(start, bytes), verifies length and
+// CRC, installs the metadata and writes a checkpoint at the snapshot's index.
 //
 // # Concurrency
 //

@@ -19,19 +19,41 @@ import (
 //
 //	+------------+---------+-----------+-------------+-----------+-------------+--------+
 //	| "RRFSMSNP" | version | headerLen | header JSON | bytesLen  | CommitLog   | crc32c |
-//	|    8 B     |  2 B    |   4 B     | SnapshotHdr |   8 B     | [min, off)  |  4 B   |
+//	|    8 B     |  2 B    |   4 B     | SnapshotHdr |   8 B     | [start,off) |  4 B   |
 //	+------------+---------+-----------+-------------+-----------+-------------+--------+
 //
-// bytesLen == header.CommitLogOffset - header.CommitLogMin; the crc (Castagnoli)
-// covers every byte before it.
+// start = header.CommitLogOffset - bytesLen. Version 1 required start ==
+// header.CommitLogMin; version 2 allows any start ≥ CommitLogMin: a SnapshotStore that
+// streams the range from the live CommitLog later (RangeSink) starts at the sender's
+// minimum at that time, which retention may have moved past the captured one. The part
+// before bytesLen (the prefix) is written by this package; a RangeSink produces the rest.
+// The crc (Castagnoli) covers every byte before it.
 var snapshotMagic = [8]byte{'R', 'R', 'F', 'S', 'M', 'S', 'N', 'P'}
 
 const (
-	snapshotVersion = 1
+	snapshotVersion = 2
+	// snapshotVersionExactMin is the first format: the same layout with start == min.
+	// It is still read (a snapshot received before an upgrade restores fine).
+	snapshotVersionExactMin = 1
 	// maxSnapshotHeader bounds the header allocation when reading a corrupt stream; a
 	// header is the metadata image (topics, groups, offsets), far below this.
 	maxSnapshotHeader = 1 << 30
 )
+
+// RangeSink is implemented by a raft.SnapshotSink that takes the CommitLog part of a
+// snapshot by reference instead of as bytes (raftlog's SnapshotStore): no copy of the
+// CommitLog is made per snapshot. It is declared here, by its user, so that the store
+// implementing it needs no import of this package.
+//
+// Persist writes the stream prefix (magic, version, header length, header JSON) with
+// Write and then calls WriteCommitLogRange(min, off) once; nothing is written after
+// it. Whoever opens the snapshot must then read, after the prefix, the 8-byte length n,
+// the live CommitLog bytes [off-n, off) for a segment boundary off-n ≥ min (store.ReadRange),
+// and the CRC-32C of every byte before it: exactly the stream Persist would have written
+// itself, except that the start may have moved up with the sender's retention.
+type RangeSink interface {
+	WriteCommitLogRange(from, to store.PhysicalOffset) error
+}
 
 // SnapshotHeader describes a snapshot: the state at AppliedIndex is the CommitLog bytes
 // [CommitLogMin, CommitLogOffset) plus Metadata.
@@ -44,7 +66,9 @@ type SnapshotHeader struct {
 }
 
 // ReadSnapshotHeader reads the prefix of a snapshot stream up to and including
-// bytesLen; r is then positioned at the first CommitLog byte.
+// bytesLen; r is then positioned at the first CommitLog byte. The returned
+// CommitLogMin is where the streamed bytes start (CommitLogOffset - bytesLen), which in
+// version 2 may be past the minimum captured by Snapshot.
 func ReadSnapshotHeader(r io.Reader) (SnapshotHeader, error) {
 	var hdr SnapshotHeader
 	var pre [14]byte
@@ -54,8 +78,9 @@ func ReadSnapshotHeader(r io.Reader) (SnapshotHeader, error) {
 	if [8]byte(pre[:8]) != snapshotMagic {
 		return hdr, fmt.Errorf("%w: bad magic %q", ErrSnapshotFormat, pre[:8])
 	}
-	if v := binary.BigEndian.Uint16(pre[8:]); v != snapshotVersion {
-		return hdr, fmt.Errorf("%w: version %d, this node knows %d", ErrSnapshotFormat, v, snapshotVersion)
+	v := binary.BigEndian.Uint16(pre[8:])
+	if v != snapshotVersion && v != snapshotVersionExactMin {
+		return hdr, fmt.Errorf("%w: version %d, this node knows %d and %d", ErrSnapshotFormat, v, snapshotVersionExactMin, snapshotVersion)
 	}
 	hl := binary.BigEndian.Uint32(pre[10:])
 	if hl > maxSnapshotHeader {
@@ -73,9 +98,14 @@ func ReadSnapshotHeader(r io.Reader) (SnapshotHeader, error) {
 		return hdr, fmt.Errorf("%w: bytes length: %w", ErrSnapshotFormat, err)
 	}
 	n := binary.BigEndian.Uint64(bl[:])
-	if hdr.CommitLogMin < 0 || hdr.CommitLogOffset < hdr.CommitLogMin || uint64(hdr.CommitLogOffset-hdr.CommitLogMin) != n {
-		return hdr, fmt.Errorf("%w: range [%d, %d) with %d bytes", ErrSnapshotFormat, hdr.CommitLogMin, hdr.CommitLogOffset, n)
+	if hdr.CommitLogMin < 0 || hdr.CommitLogOffset < hdr.CommitLogMin {
+		return hdr, fmt.Errorf("%w: range [%d, %d)", ErrSnapshotFormat, hdr.CommitLogMin, hdr.CommitLogOffset)
 	}
+	span := uint64(hdr.CommitLogOffset - hdr.CommitLogMin)
+	if n > span || (v == snapshotVersionExactMin && n != span) {
+		return hdr, fmt.Errorf("%w: version %d range [%d, %d) with %d bytes", ErrSnapshotFormat, v, hdr.CommitLogMin, hdr.CommitLogOffset, n)
+	}
+	hdr.CommitLogMin = hdr.CommitLogOffset - store.PhysicalOffset(n)
 	return hdr, nil
 }
 
@@ -108,9 +138,10 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 // the snapshot's index (flushing the CommitLog first): once Persist returns, raft may
 // compact its log up to that index and, with NoSnapshotRestoreOnStart, will never
 // replay below it again, so the checkpoint must already cover it. Then it streams the
-// header and the CommitLog range. The range's segments must not be deleted by
-// retention meanwhile (the raftlog SnapshotStore guards them); if they are, ReadRange
-// fails and the snapshot is cancelled.
+// header and the CommitLog range: by reference when the sink is a RangeSink (the
+// bytes are then read when the snapshot is opened), otherwise as bytes read with
+// store.ReadRange, whose segments must survive retention meanwhile; if they do not,
+// ReadRange fails and the snapshot is cancelled.
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 	if err := s.persist(sink); err != nil {
 		_ = sink.Cancel()
@@ -123,24 +154,54 @@ func (s *fsmSnapshot) persist(sink io.Writer) error {
 	if err := s.f.Checkpoint(); err != nil {
 		return fmt.Errorf("persist snapshot index=%d: %w", s.hdr.AppliedIndex, err)
 	}
+	if rs, ok := sink.(RangeSink); ok {
+		return writeSnapshotRef(sink, rs, s.hdr)
+	}
 	return writeSnapshot(sink, s.hdr, s.f.st)
 }
 
-// writeSnapshot writes the whole snapshot stream for hdr.
-func writeSnapshot(w io.Writer, hdr SnapshotHeader, st MessageStore) error {
+// snapshotPrefix encodes magic, version, header length and header JSON.
+func snapshotPrefix(hdr SnapshotHeader) ([]byte, error) {
 	hb, err := json.Marshal(hdr)
 	if err != nil {
-		return fmt.Errorf("snapshot header: %w", err)
+		return nil, fmt.Errorf("snapshot index=%d: header: %w", hdr.AppliedIndex, err)
+	}
+	if len(hb) > maxSnapshotHeader {
+		return nil, fmt.Errorf("snapshot index=%d: header of %d bytes exceeds %d", hdr.AppliedIndex, len(hb), maxSnapshotHeader)
+	}
+	b := make([]byte, 14, 14+len(hb))
+	copy(b, snapshotMagic[:])
+	binary.BigEndian.PutUint16(b[8:], snapshotVersion)
+	binary.BigEndian.PutUint32(b[10:], uint32(len(hb)))
+	return append(b, hb...), nil
+}
+
+// writeSnapshotRef writes the prefix and hands the CommitLog range to the sink.
+func writeSnapshotRef(w io.Writer, rs RangeSink, hdr SnapshotHeader) error {
+	pre, err := snapshotPrefix(hdr)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(pre); err != nil {
+		return fmt.Errorf("snapshot index=%d: write header: %w", hdr.AppliedIndex, err)
+	}
+	if err := rs.WriteCommitLogRange(hdr.CommitLogMin, hdr.CommitLogOffset); err != nil {
+		return fmt.Errorf("snapshot index=%d: reference CommitLog [%d, %d): %w", hdr.AppliedIndex, hdr.CommitLogMin, hdr.CommitLogOffset, err)
+	}
+	return nil
+}
+
+// writeSnapshot writes the whole snapshot stream for hdr, CommitLog bytes included.
+func writeSnapshot(w io.Writer, hdr SnapshotHeader, st MessageStore) error {
+	pre, err := snapshotPrefix(hdr)
+	if err != nil {
+		return err
 	}
 	cw := &crcWriter{w: bufio.NewWriterSize(w, 1<<20), h: crc32.New(castagnoli)}
-	var pre [14]byte
-	copy(pre[:], snapshotMagic[:])
-	binary.BigEndian.PutUint16(pre[8:], snapshotVersion)
-	binary.BigEndian.PutUint32(pre[10:], uint32(len(hb)))
 	want := int64(hdr.CommitLogOffset - hdr.CommitLogMin)
 	var bl [8]byte
 	binary.BigEndian.PutUint64(bl[:], uint64(want))
-	for _, b := range [][]byte{pre[:], hb, bl[:]} {
+	for _, b := range [][]byte{pre, bl[:]} {
 		if _, err := cw.Write(b); err != nil {
 			return fmt.Errorf("snapshot index=%d: write header: %w", hdr.AppliedIndex, err)
 		}
