@@ -45,7 +45,13 @@ type Config struct {
 	// MessageDelayLevel is the delay of each level 1..N (default
 	// DefaultMessageDelayLevel); DELAY above N is clamped to N.
 	MessageDelayLevel []time.Duration
-	Logger            hclog.Logger
+	// RetentionInterval is how often the store's retention policy runs (default 10 s).
+	RetentionInterval time.Duration
+	// PreferredLeaderID, when set, gets leadership whenever it is caught up;
+	// PreferredLeaderCheck is how often the leader tries (default 30 s).
+	PreferredLeaderID    string
+	PreferredLeaderCheck time.Duration
+	Logger               hclog.Logger
 }
 
 func (c Config) withDefaults() Config {
@@ -63,6 +69,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxPullSuspend == 0 {
 		c.MaxPullSuspend = 30 * time.Second
+	}
+	if c.RetentionInterval == 0 {
+		c.RetentionInterval = 10 * time.Second
+	}
+	if c.PreferredLeaderCheck == 0 {
+		c.PreferredLeaderCheck = 30 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()
@@ -146,6 +158,8 @@ func (b *Broker) Start() error {
 	b.goLoop(b.registrationLoop)
 	b.goLoop(b.offsetFlushLoop)
 	b.goLoop(b.clientExpiryLoop)
+	b.goLoop(b.retentionLoop)
+	b.goLoop(b.preferredLeaderLoop)
 	b.log.Info("broker serving", "addr", b.server.Addr(), "broker", b.cfg.BrokerName, "self", b.cfg.SelfID)
 	return nil
 }
@@ -168,6 +182,7 @@ func (b *Broker) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_ = b.flushOffsets(ctx)
 		cancel()
+		b.handOffLeadership()
 	}
 	b.unregisterAll()
 	b.cancel()

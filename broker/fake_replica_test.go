@@ -12,15 +12,16 @@ import (
 // fakeReplica is a single-node Replica: it appends straight to a real store and
 // keeps metadata in maps. Role and leader are set by the test.
 type fakeReplica struct {
-	mu      sync.Mutex
-	st      *store.Store
-	status  ReplicaStatus
-	topics  map[string]TopicConfig
-	groups  map[string]SubscriptionGroup
-	offsets map[offsetKey]store.QueueOffset
-	version int64
-	changes chan ReplicaStatus
-	puts    int
+	mu        sync.Mutex
+	transfers []string // targets of TransferLeadership calls
+	st        *store.Store
+	status    ReplicaStatus
+	topics    map[string]TopicConfig
+	groups    map[string]SubscriptionGroup
+	offsets   map[offsetKey]store.QueueOffset
+	version   int64
+	changes   chan ReplicaStatus
+	puts      int
 	// schedule is the delay-level progress (DeliverScheduled, schedule_fake_test.go).
 	schedule map[int32]store.QueueOffset
 }
@@ -144,4 +145,15 @@ func (f *fakeReplica) setStatus(st ReplicaStatus) {
 
 func (f *fakeReplica) RoleChanges() <-chan ReplicaStatus { return f.changes }
 
-func (f *fakeReplica) TransferLeadership(context.Context, string) error { return nil }
+func (f *fakeReplica) TransferLeadership(_ context.Context, to string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.transfers = append(f.transfers, to)
+	return nil
+}
+
+func (f *fakeReplica) transferTargets() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.transfers...)
+}

@@ -123,6 +123,7 @@ func brokerConfig(cfg config.Broker, log hclog.Logger) broker.Config {
 		DefaultTopicQueueNums: int32(cfg.DefaultTopicQueueNums),
 		OffsetFlushInterval:   cfg.ConsumerOffsetFlushInterval,
 		LongPollingEnable:     cfg.LongPollingEnable,
+		PreferredLeaderID:     cfg.PreferredLeaderID,
 		MessageDelayLevel:     cfg.MessageDelayLevel,
 		Logger:                log,
 	}

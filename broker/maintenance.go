@@ -1,0 +1,78 @@
+package broker
+
+import (
+	"context"
+	"time"
+)
+
+// retentionLoop applies the store's retention policy (fileReservedTime at the
+// deleteWhen hour, or at once above diskMaxUsedSpaceRatio) every RetentionInterval.
+// Every node runs it on its own files; the decision uses the messages' store
+// timestamps, so replicas keep the same segments unless their disks differ.
+func (b *Broker) retentionLoop() {
+	t := time.NewTicker(b.cfg.RetentionInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case now := <-t.C:
+			ratio, err := b.store.DiskUsedRatio()
+			if err != nil {
+				b.log.Warn("disk usage unknown; time-based retention only", "error", err)
+				ratio = 0
+			}
+			n, err := b.store.CleanExpired(now, ratio)
+			if err != nil {
+				b.log.Warn("retention failed", "error", err)
+			} else if n > 0 {
+				b.log.Info("retention deleted CommitLog segments", "segments", n, "diskUsedRatio", ratio,
+					"minOffset", b.store.MinPhysicalOffset())
+			}
+		}
+	}
+}
+
+// preferredLeaderLoop hands leadership to preferredLeaderId whenever this node
+// leads instead of it. raft refuses the transfer while the target is behind or
+// down, so the loop simply tries again next time.
+func (b *Broker) preferredLeaderLoop() {
+	if b.cfg.PreferredLeaderID == "" || b.cfg.PreferredLeaderID == b.cfg.SelfID {
+		return
+	}
+	t := time.NewTicker(b.cfg.PreferredLeaderCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-t.C:
+			if !b.isLeader() {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+			err := b.replica.TransferLeadership(ctx, b.cfg.PreferredLeaderID)
+			cancel()
+			if err != nil {
+				b.log.Debug("transfer to preferred leader not possible yet", "preferred", b.cfg.PreferredLeaderID, "error", err)
+			} else {
+				b.log.Info("leadership handed to the preferred leader", "preferred", b.cfg.PreferredLeaderID)
+			}
+		}
+	}
+}
+
+// handOffLeadership transfers leadership before a clean shutdown, so the group
+// has a new leader in milliseconds instead of after an election timeout.
+func (b *Broker) handOffLeadership() {
+	if !b.isLeader() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := b.replica.TransferLeadership(ctx, ""); err != nil {
+		b.log.Warn("leadership hand-off before shutdown failed; the group will elect after the election timeout", "error", err)
+		return
+	}
+	b.log.Info("leadership handed off before shutdown")
+}

@@ -1,0 +1,54 @@
+package broker
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rocketraft/rocketraft/store"
+)
+
+func TestLeaderHandsOffLeadershipOnClose(t *testing.T) {
+	tb := startTestBroker(t, RoleLeader, nil)
+	if err := tb.b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := tb.replica.transferTargets(); len(got) != 1 || got[0] != "" {
+		t.Fatalf("transfers on close = %q, want one to any node", got)
+	}
+	follower := startTestBroker(t, RoleFollower, nil)
+	if err := follower.b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := follower.replica.transferTargets(); len(got) != 0 {
+		t.Fatalf("a follower transferred leadership on close: %q", got)
+	}
+}
+
+func TestPreferredLeaderGetsLeadership(t *testing.T) {
+	st, err := store.Open(store.Config{Dir: t.TempDir(), CommitLogSegmentSize: 1 << 20, ConsumeQueueEntriesPerFile: 1000, IndexHashSlots: 100, IndexMaxEntries: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rep := newFakeReplica(st, RoleLeader)
+	b, err := New(Config{BrokerName: "b", ListenAddr: "127.0.0.1:0", ClientAddr: "127.0.0.1:10911", SelfID: "n0",
+		PreferredLeaderID: "n2", PreferredLeaderCheck: 20 * time.Millisecond}, st, rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if got := rep.transferTargets(); len(got) > 0 {
+			if got[0] != "n2" {
+				t.Fatalf("transferred to %q, want n2", got[0])
+			}
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the leader never tried to hand leadership to the preferred node")
+}
