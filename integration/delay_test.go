@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -82,10 +83,21 @@ func sendDelayed(t *testing.T, p rocketmq.Producer, topic string, level int, bod
 		m.WithTag("TagD")
 		m.WithKeys([]string{"key-" + b})
 		m.WithDelayTimeLevel(level)
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		before := time.Now()
-		res, err := p.SendSync(ctx, m)
-		cancel()
+		var res *primitive.SendResult
+		var err error
+		var before time.Time
+		// Right after a failover the producer's route may still name the dead
+		// leader: a refused connection stored nothing, so retry it.
+		for attempt := 0; ; attempt++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			before = time.Now()
+			res, err = p.SendSync(ctx, m)
+			cancel()
+			if err == nil || !strings.Contains(err.Error(), "connection refused") || attempt == 60 {
+				break
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
 		if err != nil || res.Status != primitive.SendOK {
 			t.Fatalf("delayed send %q: res %v err %v", b, res, err)
 		}
