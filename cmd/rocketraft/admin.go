@@ -180,6 +180,7 @@ func adminGroupCommand(f *adminFlags) *cobra.Command {
 	progress.Flags().StringVarP(&topic, "topic", "t", "", "only this topic (lists its queues even without offsets)")
 	progress.Flags().StringVarP(&f.group, "group", "g", "", "broker group (brokerName); default every group")
 	cmd.AddCommand(list, progress)
+	cmd.AddCommand(adminConsumerCommands(f)...)
 	return cmd
 }
 
