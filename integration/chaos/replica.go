@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -71,17 +72,32 @@ func readQueue(s *store.Store, topic string, qid int32) ([]string, error) {
 				res.Release()
 				return nil, fmt.Errorf("expected queue offset %d, store returned %d", off, res.QueueOffsets[i])
 			}
-			m, err := store.DecodeMessage(raw, true)
+			id, err := decodeID(raw)
 			if err != nil {
 				res.Release()
 				return nil, fmt.Errorf("decode message at queue offset %d: %w", off, err)
 			}
-			ids = append(ids, string(m.Body))
+			ids = append(ids, id)
 			off++
 		}
 		res.Release()
 	}
 	return ids, nil
+}
+
+// CorruptPrefix marks an id whose stored body fails its CRC, so a corrupt replica
+// shows up as a replica difference instead of aborting the read.
+const CorruptPrefix = "!corrupt:"
+
+func decodeID(raw []byte) (string, error) {
+	m, err := store.DecodeMessage(raw, true)
+	if err == nil {
+		return string(m.Body), nil
+	}
+	if m2, err2 := store.DecodeMessage(raw, false); err2 == nil {
+		return CorruptPrefix + string(m2.Body), nil
+	}
+	return "", err
 }
 
 // readCommitLog concatenates the segment files covering [minOff, maxOff).
@@ -128,12 +144,14 @@ func (c *Cluster) StopAndReadReplicas(keep func(topic string) bool) ([]ReplicaLo
 		c.Stop(i)
 	}
 	var logs []ReplicaLog
+	var errs []error
 	for _, n := range c.Nodes {
 		rl, err := ReadReplica(n.ID, n.StoreDir(), c.opts.SegmentSize, keep, c.log)
 		if err != nil {
-			return logs, err
+			errs = append(errs, err)
+			continue
 		}
 		logs = append(logs, rl)
 	}
-	return logs, nil
+	return logs, errors.Join(errs...)
 }

@@ -202,6 +202,7 @@ func (s *scenario) finish() {
 		s.rep.Fail("read replicas: %v", err)
 	}
 	rep := Check(h, logs, drain)
+	rep.Replicas = len(s.c.Nodes) // a replica that could not be read is not identical
 	rep.Scenario, rep.Seed, rep.Faults = s.rep.Scenario, s.rep.Seed, s.rep.Faults
 	rep.Failover, rep.NSFailover = s.rep.Failover, s.rep.NSFailover
 	rep.Notes, rep.Failures = s.rep.Notes, append(rep.Failures, s.rep.Failures...)
