@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -107,6 +108,10 @@ type Broker struct {
 
 	mu     sync.Mutex
 	status ReplicaStatus
+	// diskFull is set while the store's disk is above diskFullRatio.
+	diskFull atomic.Bool
+	// diskUsedRatio reads the store disk's usage (a seam for tests).
+	diskUsedRatio func() (float64, error)
 
 	// sched is the running leader-only schedule service (schedule.go); owned by
 	// the watchRoles goroutine.
@@ -137,6 +142,7 @@ func New(cfg Config, st *store.Store, rep Replica) (*Broker, error) {
 		cancel:    cancel,
 	}
 	b.offsets = newOffsetBuffer()
+	b.diskUsedRatio = st.DiskUsedRatio
 	b.client = transport.NewClient(transport.ClientConfig{DialTimeout: 3 * time.Second, Logger: b.log.Named("client")})
 	b.nsrv = nameserver.NewClient(b.client)
 	b.server = transport.NewServer(transport.ServerConfig{
@@ -159,6 +165,7 @@ func (b *Broker) Start() error {
 	b.goLoop(b.offsetFlushLoop)
 	b.goLoop(b.clientExpiryLoop)
 	b.goLoop(b.retentionLoop)
+	b.goLoop(b.diskCheckLoop)
 	b.goLoop(b.preferredLeaderLoop)
 	b.log.Info("broker serving", "addr", b.server.Addr(), "broker", b.cfg.BrokerName, "self", b.cfg.SelfID)
 	return nil

@@ -276,8 +276,8 @@ func TestFollowerForwardsWritesToLeader(t *testing.T) {
 	if r.ResponseCode() != transport.Success {
 		t.Fatalf("forwarded send: %d %s", r.Code, r.Remark)
 	}
-	if leader.replica.puts != 1 || follower.replica.puts != 0 {
-		t.Fatalf("puts: leader %d follower %d", leader.replica.puts, follower.replica.puts)
+	if leader.replica.putCount() != 1 || follower.replica.putCount() != 0 {
+		t.Fatalf("puts: leader %d follower %d", leader.replica.putCount(), follower.replica.putCount())
 	}
 	if err := leader.st.WaitDispatched(context.Background(), leader.st.MaxPhysicalOffset()); err != nil {
 		t.Fatal(err)

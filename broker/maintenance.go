@@ -2,8 +2,54 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
+
+// diskFullRatio is the disk usage at which the leader stops accepting messages
+// (Java's diskSpaceWarningLevelRatio default, 90 %): past it a committed entry
+// might not fit on a replica's disk, and a replica that cannot apply a committed
+// entry must stop. Producers get SERVICE_NOT_AVAILABLE until retention or the
+// operator frees space.
+const diskFullRatio = 0.90
+
+// diskCheckLoop refreshes the disk-full flag once a second (statfs is too costly
+// per send).
+func (b *Broker) diskCheckLoop() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		b.checkDisk()
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (b *Broker) checkDisk() {
+	ratio, err := b.diskUsedRatio()
+	if err != nil {
+		return
+	}
+	full := ratio >= diskFullRatio
+	if b.diskFull.Swap(full) != full {
+		if full {
+			b.log.Error("disk almost full: refusing new messages", "usedRatio", ratio, "limit", diskFullRatio)
+		} else {
+			b.log.Info("disk space recovered: accepting messages again", "usedRatio", ratio)
+		}
+	}
+}
+
+// errDiskFull is the answer to sends while the disk is above diskFullRatio.
+func (b *Broker) errDiskFull() error {
+	if !b.diskFull.Load() {
+		return nil
+	}
+	return fmt.Errorf("%w: disk of %s is more than %.0f%% full", ErrNoLeader, b.cfg.SelfID, diskFullRatio*100)
+}
 
 // retentionLoop applies the store's retention policy (fileReservedTime at the
 // deleteWhen hour, or at once above diskMaxUsedSpaceRatio) every RetentionInterval.

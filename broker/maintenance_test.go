@@ -1,10 +1,13 @@
 package broker
 
 import (
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rocketraft/rocketraft/store"
+	"github.com/rocketraft/rocketraft/transport"
 )
 
 func TestLeaderHandsOffLeadershipOnClose(t *testing.T) {
@@ -51,4 +54,35 @@ func TestPreferredLeaderGetsLeadership(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("the leader never tried to hand leadership to the preferred node")
+}
+
+func TestSendRefusedWhileDiskFull(t *testing.T) {
+	st, err := store.Open(store.Config{Dir: t.TempDir(), CommitLogSegmentSize: 1 << 20, ConsumeQueueEntriesPerFile: 1000, IndexHashSlots: 100, IndexMaxEntries: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ratio atomic.Value
+	ratio.Store(0.95)
+	rep := newFakeReplica(st, RoleLeader)
+	b, err := New(Config{BrokerName: "b", ListenAddr: "127.0.0.1:0", ClientAddr: "127.0.0.1:10911", SelfID: "n0", AutoCreateTopicEnable: true}, st, rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.diskUsedRatio = func() (float64, error) { return ratio.Load().(float64), nil }
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := transport.NewClient(transport.ClientConfig{DialTimeout: time.Second})
+	t.Cleanup(func() { c.Close(); b.Close(); st.Close() })
+	tb := &testBroker{b: b, st: st, replica: rep, client: c}
+	b.checkDisk()
+	r := tb.call(t, transport.SendMessage, sendExt("TD", 0, ""), []byte("x"))
+	if r.ResponseCode() != transport.ServiceNotAvailable || !strings.Contains(r.Remark, "full") {
+		t.Fatalf("send on a full disk: code %d %q", r.Code, r.Remark)
+	}
+	ratio.Store(0.5)
+	b.checkDisk()
+	if r := tb.call(t, transport.SendMessage, sendExt("TD", 0, ""), []byte("x")); r.ResponseCode() != transport.Success {
+		t.Fatalf("send after space was freed: code %d %q", r.Code, r.Remark)
+	}
 }

@@ -32,6 +32,9 @@ func (b *Broker) handleSend(ctx context.Context, conn *transport.Conn, req *tran
 	if err != nil {
 		return errorResponse(err)
 	}
+	if err := b.errDiskFull(); err != nil {
+		return errorResponse(err)
+	}
 	if err := validateSendTopic(h.Topic); err != nil {
 		return errorResponse(err)
 	}
