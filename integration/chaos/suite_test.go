@@ -88,6 +88,7 @@ type scenario struct {
 	c     *Cluster
 	w     *Workload
 	rep   Report
+	h     *History // the history when the scenario runs no workload
 	start time.Time
 	log   hclog.Logger
 }
@@ -101,7 +102,7 @@ func begin(t *testing.T, id string, copts Options, wopts *WorkloadOptions) *scen
 	}
 	log := hclog.New(&hclog.LoggerOptions{Name: "chaos", Level: hclog.Warn, Output: os.Stderr})
 	copts.Bin, copts.Dir, copts.Logger = binPath, dir, log
-	s := &scenario{t: t, id: id, dir: dir, start: time.Now(), log: log}
+	s := &scenario{t: t, id: id, dir: dir, start: time.Now(), log: log, h: &History{}}
 	s.rep.Scenario, s.rep.Seed = id, time.Now().UnixNano()%1000
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -186,7 +187,7 @@ func (s *scenario) finish() {
 	}
 	var drain map[QueueKey][]string
 	var keep func(string) bool
-	h := &History{}
+	h := s.h
 	if s.w != nil {
 		h = s.w.History()
 		topic := s.w.Topic()
