@@ -93,7 +93,12 @@ func Open(cfg Config) (*Node, error) {
 	if err := os.MkdirAll(snapDir, 0o750); err != nil {
 		return fail(fmt.Errorf("node id=%s create %s: %w", cfg.ID, snapDir, err))
 	}
-	n.snaps, err = raft.NewFileSnapshotStoreWithLogger(snapDir, cfg.SnapshotRetain, cfg.Logger.Named("snapshots"))
+	// Local snapshots reference the CommitLog instead of copying it; the store
+	// also installs the CommitLog's retention guard (raftlog doc § Snapshots).
+	n.snaps, err = raftlog.NewSnapshotStore(raftlog.SnapshotConfig{
+		Dir: snapDir, Retain: cfg.SnapshotRetain, CommitLog: st,
+		SegmentSize: cfg.Store.CommitLogSegmentSize, Logger: cfg.Logger,
+	})
 	if err != nil {
 		return fail(fmt.Errorf("node id=%s open snapshot store: %w", cfg.ID, err))
 	}
