@@ -39,18 +39,25 @@ func openSnapTestStore(t *testing.T) *store.Store {
 // have expired for retention).
 func fillStore(t *testing.T, st *store.Store, n, size int, ts int64) {
 	t.Helper()
+	if err := appendMessages(st, n, size, ts); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func appendMessages(st *store.Store, n, size int, ts int64) error {
 	host := netip.MustParseAddrPort("10.0.0.1:10911")
 	for i := 0; i < n; i++ {
 		m := store.Message{Topic: "T", QueueID: int32(i % 2), BornTimestamp: ts, BornHost: host, StoreHost: host,
 			Body: bytes.Repeat([]byte{byte('a' + i%26)}, size)}
 		rec, err := store.AppendMessage(nil, &m)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		if _, err := st.AppendBatch([][]byte{rec}, ts); err != nil {
-			t.Fatal(err)
+			return err
 		}
 	}
+	return nil
 }
 
 func newTestSnapStore(t *testing.T, dir string, cl CommitLog, retain int) *SnapshotStore {
@@ -394,5 +401,69 @@ func TestSnapshotIDsAreUnique(t *testing.T) {
 			t.Fatalf("id %q (seen %v)", id, seen)
 		}
 		seen[id] = true
+	}
+}
+
+// TestStreamWhileAppendingAndCleaning streams a range snapshot while the CommitLog
+// grows and retention runs continuously: the stream is complete and exact, and
+// retention still deletes the head once the stream is closed.
+func TestStreamWhileAppendingAndCleaning(t *testing.T) {
+	st := openSnapTestStore(t)
+	fillStore(t, st, 200, 500, 1700000000000)
+	s := newTestSnapStore(t, t.TempDir(), st, 2)
+	prefix := []byte("PREFIX")
+	to := st.MaxPhysicalOffset()
+	id := persistRange(t, s, 10, prefix, 0, to)
+	want := wantStream(t, st, prefix, 0, to)
+
+	_, rc, err := s.Open(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		defer close(errc)
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if err := appendMessages(st, 5, 500, 1700000000000); err != nil {
+				errc <- err
+				return
+			}
+			if _, err := st.CleanExpired(time.Now(), 1); err != nil {
+				errc <- err
+				return
+			}
+		}
+	}()
+	var got []byte
+	buf := make([]byte, 777) // odd size: reads straddle segment ends and the trailer
+	for {
+		n, err := rc.Read(buf)
+		got = append(got, buf[:n]...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("stream of %d bytes, want %d", len(got), len(want))
+	}
+	if st.MinPhysicalOffset() != 0 {
+		t.Fatalf("retention deleted up to %d under an open stream", st.MinPhysicalOffset())
+	}
+	_ = rc.Close()
+	if cleanAll(t, st) == 0 || st.MinPhysicalOffset() > (to-1)/snapSegSize*snapSegSize {
+		t.Fatalf("after close: min %d, snapshot's last segment starts at %d", st.MinPhysicalOffset(), (to-1)/snapSegSize*snapSegSize)
 	}
 }
