@@ -14,7 +14,8 @@ import (
 func newBenchCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Load a running cluster with the rocketmq-client-go producer or consumer"}
 	var namesrv, topic, group string
-	var producers, count, size, batch int
+	var producers, count, size, batch, window int
+	var client, mode string
 	var duration, timeout time.Duration
 	produce := &cobra.Command{
 		Use:   "produce",
@@ -23,6 +24,7 @@ func newBenchCommand() *cobra.Command {
 			_, err := bench.Produce(context.Background(), bench.ProduceOptions{
 				Namesrv: strings.Split(namesrv, ";"), Topic: topic, Group: group, Producers: producers,
 				Count: count, Duration: duration, MessageSize: size, Batch: batch, Out: os.Stdout,
+				Client: bench.Client(client), Mode: bench.Mode(mode), Window: window,
 			})
 			return err
 		},
@@ -46,6 +48,9 @@ func newBenchCommand() *cobra.Command {
 	produce.Flags().IntVar(&producers, "producers", 16, "concurrent senders")
 	produce.Flags().IntVar(&size, "size", 1024, "message body size in bytes")
 	produce.Flags().IntVar(&batch, "batch", 1, "messages per send (>1 uses SEND_BATCH_MESSAGE)")
+	produce.Flags().StringVar(&client, "client", "native", "native (this project's remoting client) or rocketmq-go (the official Go client)")
+	produce.Flags().StringVar(&mode, "mode", "sync", "sync (one send at a time per producer) or async (--window sends in flight per producer; native client)")
+	produce.Flags().IntVar(&window, "window", 32, "sends in flight per producer with --mode async")
 	produce.Flags().DurationVar(&duration, "duration", 10*time.Second, "run time when --count is 0")
 	consume.Flags().StringVar(&group, "group", "rocketraft_bench_consumer", "consumer group")
 	consume.Flags().DurationVar(&timeout, "timeout", time.Minute, "give up after this long")

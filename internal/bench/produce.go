@@ -25,6 +25,9 @@ type ProduceOptions struct {
 	Duration    time.Duration // used when Count is 0
 	MessageSize int
 	Batch       int // messages per send (1 = single sends)
+	Client      Client
+	Mode        Mode
+	Window      int // sends in flight per producer in ModeAsync
 	Out         io.Writer
 }
 
@@ -51,6 +54,15 @@ func Produce(ctx context.Context, o ProduceOptions) (Result, error) {
 	}
 	if o.Group == "" {
 		o.Group = "rocketraft_bench_producer"
+	}
+	if o.Client == ClientNative || o.Client == "" {
+		return produceNative(ctx, o)
+	}
+	if o.Client != ClientRocketMQGo {
+		return Result{}, fmt.Errorf("bench: --client=%q: must be native or rocketmq-go", o.Client)
+	}
+	if o.Mode == ModeAsync {
+		return Result{}, fmt.Errorf("bench: --mode=async is implemented for --client=native only")
 	}
 	p, err := rocketmq.NewProducer(
 		producer.WithNameServer(o.Namesrv),

@@ -1,0 +1,33 @@
+package bench
+
+import (
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/rocketraft/rocketraft/store"
+)
+
+func TestBatchBodyLayout(t *testing.T) {
+	b := encodeBatchBody([][]byte{[]byte("ab"), []byte("cde")}, []string{properties("KEYS", "k1"), ""})
+	// element 1: 20-byte header + 2 body + 2 proplen + 8 props
+	if total := binary.BigEndian.Uint32(b[0:]); total != 32 {
+		t.Fatalf("first element TOTALSIZE %d, want 32", total)
+	}
+	if bodyLen := binary.BigEndian.Uint32(b[16:]); bodyLen != 2 || string(b[20:22]) != "ab" {
+		t.Fatalf("first body %q", b[20:22])
+	}
+	if got := store.ParseProperties(string(b[24:32])); got["KEYS"] != "k1" {
+		t.Fatalf("first properties %v", got)
+	}
+	if total := binary.BigEndian.Uint32(b[32:]); total != 25 || len(b) != 57 {
+		t.Fatalf("second element TOTALSIZE %d, body length %d", total, len(b))
+	}
+}
+
+func TestPercentileAndHistogram(t *testing.T) {
+	d := sortDurations([]time.Duration{5, 1, 4, 2, 3})
+	if percentile(d, 50) != 3 || percentile(d, 100) != 5 || percentile(nil, 99) != 0 {
+		t.Fatalf("percentiles of %v", d)
+	}
+}
