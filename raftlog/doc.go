@@ -132,6 +132,8 @@
 // fsynced, renamed into place and the directory fsynced, so a crash leaves either a
 // complete snapshot or a .tmp directory, which List ignores and NewSnapshotStore
 // deletes. List is newest first (term, index, id); Close reaps beyond Retain.
+// Snapshots raft's FileSnapshotStore left in <dir>/snapshots/ (before this store
+// replaced it) are moved up into <dir> on open and streamed as they are.
 //
 // # Caching
 //

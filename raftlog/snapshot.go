@@ -47,6 +47,16 @@ const (
 	kindRange snapshotKind = "range"
 	// kindStream: data is the whole stream as received (InstallSnapshot).
 	kindStream snapshotKind = "stream"
+	// kindLegacy: a snapshot raft's FileSnapshotStore wrote before this store
+	// replaced it (meta.json is its SnapshotMeta, the stream is state.bin). Read so
+	// that an upgraded node keeps its newest snapshot; fsm's CRC checks the content.
+	kindLegacy snapshotKind = "legacy"
+)
+
+// FileSnapshotStore's layout: <dir>/snapshots/<id>/{meta.json,state.bin}.
+const (
+	legacySubdir   = "snapshots"
+	legacyDataFile = "state.bin"
 )
 
 // snapshotRecord is meta.json: raft's metadata plus how to produce the stream.
@@ -133,6 +143,9 @@ func NewSnapshotStore(cfg SnapshotConfig) (*SnapshotStore, error) {
 	if err := os.MkdirAll(s.dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create snapshot dir %s: %w", s.dir, err)
 	}
+	if err := s.migrateLegacy(); err != nil {
+		return nil, err
+	}
 	if err := s.removeLeftovers(); err != nil {
 		return nil, err
 	}
@@ -156,6 +169,41 @@ func NewSnapshotStore(cfg SnapshotConfig) (*SnapshotStore, error) {
 // longer protected from retention.
 func (s *SnapshotStore) Close() error {
 	s.cl.SetRetentionGuard(nil)
+	return nil
+}
+
+// migrateLegacy moves the snapshots raft's FileSnapshotStore kept under
+// <dir>/snapshots/ up into <dir>, where they are read as kindLegacy, and removes that
+// directory. Each move is one atomic rename, so a crash midway leaves every snapshot
+// in one place or the other, and the next open finishes the job.
+func (s *SnapshotStore) migrateLegacy() error {
+	old := filepath.Join(s.dir, legacySubdir)
+	ents, err := os.ReadDir(old)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read legacy snapshot dir: %w", err)
+	}
+	for _, e := range ents {
+		if !e.IsDir() || strings.HasSuffix(e.Name(), snapshotTmpExt) {
+			continue
+		}
+		dst := filepath.Join(s.dir, e.Name())
+		if _, err := os.Stat(dst); err == nil {
+			continue
+		}
+		if err := os.Rename(filepath.Join(old, e.Name()), dst); err != nil {
+			return fmt.Errorf("move legacy snapshot %s: %w", e.Name(), err)
+		}
+		s.log.Info("adopted FileSnapshotStore snapshot", "id", e.Name())
+	}
+	if err := syncDir(s.dir); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(old); err != nil {
+		return fmt.Errorf("remove legacy snapshot dir: %w", err)
+	}
 	return nil
 }
 
@@ -320,6 +368,9 @@ func (s *SnapshotStore) readRecord(id string) (snapshotRecord, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return r, fmt.Errorf("%w: %s: %w", ErrSnapshotCorrupt, snapshotMetaFile, err)
 	}
+	if r.Kind == "" {
+		return readLegacyRecord(filepath.Join(s.dir, id), id, b)
+	}
 	if r.Meta.ID != id {
 		return r, fmt.Errorf("%w: %s names snapshot %q", ErrSnapshotCorrupt, snapshotMetaFile, r.Meta.ID)
 	}
@@ -335,6 +386,24 @@ func (s *SnapshotStore) readRecord(id string) (snapshotRecord, error) {
 	return r, nil
 }
 
+// readLegacyRecord reads FileSnapshotStore's meta.json (raft.SnapshotMeta at the
+// top level) and checks that its state.bin has the recorded size.
+func readLegacyRecord(dir, id string, b []byte) (snapshotRecord, error) {
+	r := snapshotRecord{Kind: kindLegacy}
+	if err := json.Unmarshal(b, &r.Meta); err != nil || r.Meta.ID != id {
+		return r, fmt.Errorf("%w: %s names snapshot %q (%v)", ErrSnapshotCorrupt, snapshotMetaFile, r.Meta.ID, err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, legacyDataFile))
+	if err != nil {
+		return r, err
+	}
+	if fi.Size() != r.Meta.Size {
+		return r, fmt.Errorf("%w: %s has %d bytes, recorded %d", ErrSnapshotCorrupt, legacyDataFile, fi.Size(), r.Meta.Size)
+	}
+	r.DataSize = fi.Size()
+	return r, nil
+}
+
 // startFor is where a range snapshot's stream starts now: the captured min, or the
 // store's minimum when retention has moved past it. An empty range starts at its end.
 func (s *SnapshotStore) startFor(r snapshotRecord) store.PhysicalOffset {
@@ -346,7 +415,7 @@ func (s *SnapshotStore) startFor(r snapshotRecord) store.PhysicalOffset {
 
 // streamSize is the length of the stream Open produces from start.
 func (s *SnapshotStore) streamSize(r snapshotRecord, start store.PhysicalOffset) int64 {
-	if r.Kind == kindStream {
+	if r.Kind != kindRange {
 		return r.DataSize
 	}
 	return r.DataSize + rangeTrailer + int64(r.To-start)
@@ -366,8 +435,12 @@ func (s *SnapshotStore) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, erro
 	if err != nil {
 		return nil, nil, fmt.Errorf("open snapshot %s: %w", id, err)
 	}
-	if r.Kind == kindStream {
-		rc, err := openStreamFile(filepath.Join(s.dir, id, snapshotDataFile), r)
+	if r.Kind != kindRange {
+		name := snapshotDataFile
+		if r.Kind == kindLegacy {
+			name = legacyDataFile
+		}
+		rc, err := openStreamFile(filepath.Join(s.dir, id, name), r)
 		if err != nil {
 			return nil, nil, fmt.Errorf("open snapshot %s: %w", id, err)
 		}

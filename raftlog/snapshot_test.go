@@ -467,3 +467,44 @@ func TestStreamWhileAppendingAndCleaning(t *testing.T) {
 		t.Fatalf("after close: min %d, snapshot's last segment starts at %d", st.MinPhysicalOffset(), (to-1)/snapSegSize*snapSegSize)
 	}
 }
+
+// TestReadsFileSnapshotStoreSnapshots: a node upgraded from raft's FileSnapshotStore
+// (which kept <dir>/snapshots/<id>) keeps its snapshots; raft would otherwise see
+// none while its log is compacted.
+func TestReadsFileSnapshotStoreSnapshots(t *testing.T) {
+	dir := t.TempDir()
+	old, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, trans := raft.NewInmemTransport("")
+	sink, err := old.Create(raft.SnapshotVersionMax, 12, 2, testConfiguration, 1, trans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := bytes.Repeat([]byte("old snapshot "), 1000)
+	if _, err := sink.Write(body); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st := openSnapTestStore(t)
+	s := newTestSnapStore(t, dir, st, 2)
+	if _, err := os.Stat(filepath.Join(dir, legacySubdir)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("legacy directory left behind: %v", err)
+	}
+	metas, err := s.List()
+	if err != nil || len(metas) != 1 || metas[0].ID != sink.ID() || metas[0].Index != 12 || metas[0].Size != int64(len(body)) {
+		t.Fatalf("list %v %v", ids(metas), err)
+	}
+	if _, got := readAll(t, s, sink.ID()); !bytes.Equal(got, body) {
+		t.Fatal("legacy snapshot streams other bytes")
+	}
+	// Newer snapshots reap it like any other.
+	persistStream(t, s, 20, []byte("a"))
+	persistStream(t, s, 30, []byte("b"))
+	if _, _, err := s.Open(sink.ID()); !errors.Is(err, ErrSnapshotNotFound) {
+		t.Fatalf("legacy snapshot not reaped: %v", err)
+	}
+}
