@@ -58,6 +58,8 @@ func (t CommandType) String() string {
 		return "PinSegmentSize"
 	case CmdDeliverScheduled:
 		return "DeliverScheduled"
+	case CmdTransactionOps:
+		return "TransactionOps"
 	}
 	return fmt.Sprintf("CommandType(%d)", uint8(t))
 }
@@ -174,6 +176,10 @@ func Encode(dst []byte, c Command) ([]byte, error) {
 		return AppendDeliverScheduled(dst, &c)
 	case *DeliverScheduled:
 		return AppendDeliverScheduled(dst, c)
+	case TransactionOps:
+		return AppendTransactionOps(dst, &c)
+	case *TransactionOps:
+		return AppendTransactionOps(dst, c)
 	}
 	return dst, fmt.Errorf("%w: %T", ErrUnknownCommand, c)
 }
@@ -263,7 +269,7 @@ func DecodeCommand(b []byte) (Command, error) {
 		return nil, fmt.Errorf("%w: %d bytes, need at least %d", ErrBadCommand, len(b), headerLen)
 	}
 	t := CommandType(b[0])
-	if t == 0 || (t > CmdPinSegmentSize && t != CmdDeliverScheduled) {
+	if t == 0 || (t > CmdPinSegmentSize && t != CmdDeliverScheduled && t != CmdTransactionOps) {
 		return nil, fmt.Errorf("%w: %d", ErrUnknownCommand, uint8(t))
 	}
 	if b[1] != commandVersion {
@@ -319,6 +325,8 @@ func DecodeCommand(b []byte) (Command, error) {
 		return decodeSchedule(p)
 	case CmdDeliverScheduled:
 		return decodeDeliverScheduled(p)
+	case CmdTransactionOps:
+		return decodeTransactionOps(p)
 	default: // CmdPinSegmentSize
 		if len(p) != 8 {
 			return nil, badf(t, "payload of %d bytes, want 8", len(p))

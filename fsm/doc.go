@@ -25,6 +25,19 @@
 //	|  8   | PinSegmentSize          | segment size int64                                  | *ConfigResult |
 //	| 9-15 | reserved: transactions  |                                                    |               |
 //	|16-23 | reserved: ACL           |                                                    |               |
+//	|  24  | DeliverScheduled        | n, n×(level, from, to), PutMessages payload         | *PutResult    |
+//	|  25  | TransactionOps          | n, n×(kind u8, halfOffset i64, record i32), PutMessages payload | *TransactionResult |
+//
+// TransactionOps records transaction decisions over RMQ_SYS_TRANS_HALF_TOPIC queue 0,
+// keyed by half queue offset: commit (re-puts its record, the message in its real
+// topic), rollback, discard (check limit reached; its optional record goes to
+// TRANS_CHECK_MAX_TIME_TOPIC), check (one more check-back sent) and expire (every
+// offset below it is gone through retention). Apply skips an op whose half offset
+// is already decided (ErrTransactionDecided), stores the records of the others in one
+// batch and only then records the decisions, so a commit's re-put and its "done" are
+// one atomic, idempotent step and a retried or racing decision stores nothing. The
+// decided offsets (as ranges) and check counts are part of Metadata, hence of every
+// checkpoint and snapshot (absent from the image while empty).
 //
 // PutMessages records are encoded once by the leader with store.AppendMessage. Apply
 // checks each against replicated metadata (topic exists, queue id below

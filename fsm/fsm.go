@@ -256,6 +256,8 @@ func (f *FSM) applyCommand(l *raft.Log) any {
 		return &ConfigResult{DataVersion: f.meta.DataVersion()}
 	case *DeliverScheduled:
 		return f.applyDeliverScheduled(l.Index, c)
+	case *TransactionOps:
+		return f.applyTransactionOps(l.Index, c)
 	case *PinSegmentSize:
 		if err := f.meta.pin(c.SegmentSize); err != nil {
 			return &ConfigResult{DataVersion: f.meta.DataVersion(), Err: err}

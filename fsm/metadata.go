@@ -119,7 +119,9 @@ type Metadata struct {
 	groups   map[string]SubscriptionGroupConfig
 	offsets  map[string]map[TopicQueue]store.QueueOffset
 	schedule map[int32]store.QueueOffset
-	version  DataVersion
+	// trans is the transaction bookkeeping (transaction_state.go); never nil.
+	trans   *txState
+	version DataVersion
 	// segmentSize is the pinned CommitLog segment size (0 until pinned).
 	segmentSize int64
 }
@@ -130,6 +132,7 @@ func newMetadata() *Metadata {
 		groups:   map[string]SubscriptionGroupConfig{},
 		offsets:  map[string]map[TopicQueue]store.QueueOffset{},
 		schedule: map[int32]store.QueueOffset{},
+		trans:    newTxState(),
 	}
 }
 
@@ -310,6 +313,8 @@ type metadataImage struct {
 	Groups      []SubscriptionGroupConfig `json:"groups"`
 	Offsets     []OffsetEntry             `json:"offsets"`
 	Schedule    []ScheduleEntry           `json:"schedule"`
+	// Transaction is absent while no transaction was ever decided or checked.
+	Transaction *transactionImage `json:"transaction,omitempty"`
 }
 
 func (m *Metadata) image() metadataImage {
@@ -322,6 +327,7 @@ func (m *Metadata) image() metadataImage {
 		Groups:      sortedValues(m.groups),
 		Offsets:     []OffsetEntry{},
 		Schedule:    []ScheduleEntry{},
+		Transaction: m.trans.image(),
 	}
 	for g, qs := range m.offsets {
 		for tq, o := range qs {
@@ -357,6 +363,7 @@ func (m *Metadata) install(img metadataImage) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.topics, m.groups, m.offsets, m.schedule = n.topics, n.groups, n.offsets, n.schedule
+	m.trans = txStateFromImage(img.Transaction)
 	m.version, m.segmentSize = img.DataVersion, img.SegmentSize
 }
 
