@@ -167,17 +167,27 @@ func TestOrderlyConsumerSurvivesLeaderKill(t *testing.T) {
 			killedAt = len(acked)
 			t.Logf("killed leader n%d after %d acked sends, %d delivered", leader, len(acked), col.distinct())
 		}
-		if err := sendKeyed(p, topic, key, seq); err != nil {
+		// Retry one message until it is acknowledged before the next: the producer
+		// stays sequential per key, so the stored order is the send order (an
+		// unknown outcome may store a message twice, back to back). Selector sends
+		// are not retried by the client, and its route still names the dead leader
+		// until it refreshes (30 s).
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			err := sendKeyed(p, topic, key, seq)
+			if err == nil {
+				break
+			}
 			failures = append(failures, fmt.Sprintf("%s: %v", orderlyBody(key, seq), err))
-			continue
+			if time.Now().After(deadline) {
+				t.Fatalf("%s not acknowledged within 90 s after %d failures; first %v", orderlyBody(key, seq), len(failures), failures[:min(5, len(failures))])
+			}
+			time.Sleep(500 * time.Millisecond)
 		}
 		acked = append(acked, orderlyBody(key, seq))
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Logf("%d sends acknowledged (%d after the kill), %d failed", len(acked), len(acked)-killedAt, len(failures))
-	if len(acked)-killedAt < 50 {
-		t.Fatalf("only %d sends acknowledged after the kill; first failures %v", len(acked)-killedAt, failures[:min(5, len(failures))])
-	}
+	t.Logf("%d sends acknowledged (%d after the kill), %d failed attempts", len(acked), len(acked)-killedAt, len(failures))
 	if !col.waitDistinct(len(acked), 150*time.Second) {
 		_, got := col.snapshot()
 		want := map[string]bool{}
