@@ -81,7 +81,7 @@ func (d devCluster) writeConfigs() (namesrvConf string, brokerConfs []string, er
 				"dLegerPeerClientAddrs=" + strings.Join(clients, ";"),
 				fmt.Sprintf("dLegerSelfId=n%d", i),
 				fmt.Sprintf("mappedFileSizeCommitLog=%d", d.segmentSize),
-				"adminListen=",
+				fmt.Sprintf("adminListen=127.0.0.1:%d", d.brokerPort+100*g+10*i+2),
 				"",
 			}, "\n")
 			path := filepath.Join(confDir, fmt.Sprintf("%s-n%d.conf", d.groupName(g), i))
@@ -155,14 +155,15 @@ func (d devCluster) run() error {
 	fmt.Printf("  nameserver   %s\n", ns)
 	for g := 0; g < d.groups; g++ {
 		for i := 0; i < d.nodes; i++ {
-			fmt.Printf("  %s n%d    client 127.0.0.1:%d  raft 127.0.0.1:%d\n", d.groupName(g), i,
-				d.brokerPort+100*g+10*i, d.raftPort+100*g+10*i)
+			fmt.Printf("  %s n%d    client 127.0.0.1:%d  raft 127.0.0.1:%d  metrics http://127.0.0.1:%d/metrics\n", d.groupName(g), i,
+				d.brokerPort+100*g+10*i, d.raftPort+100*g+10*i, d.brokerPort+100*g+10*i+2)
 		}
 	}
 	fmt.Printf("  data, configs and logs under %s\n\n", d.dataDir)
 	fmt.Printf("Try it (in another terminal):\n")
 	fmt.Printf("  ./bin/rocketraft bench produce --namesrv %s --topic TopicTest --count 1000\n", ns)
 	fmt.Printf("  ./bin/rocketraft bench consume --namesrv %s --topic TopicTest --group demo --count 1000\n", ns)
+	fmt.Printf("  ./bin/rocketraft admin cluster --namesrv %s\n", ns)
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
