@@ -52,7 +52,14 @@ type Config struct {
 	// PreferredLeaderCheck is how often the leader tries (default 30 s).
 	PreferredLeaderID    string
 	PreferredLeaderCheck time.Duration
-	Logger               hclog.Logger
+	// TransactionTimeout is the age of a half message before its first check-back
+	// (transactionTimeOut, default 6 s); TransactionCheckInterval the time between
+	// check rounds (default 30 s); TransactionCheckMax the check-backs a half
+	// message gets before it goes to TRANS_CHECK_MAX_TIME_TOPIC (default 15).
+	TransactionTimeout       time.Duration
+	TransactionCheckInterval time.Duration
+	TransactionCheckMax      int32
+	Logger                   hclog.Logger
 }
 
 func (c Config) withDefaults() Config {
@@ -82,6 +89,15 @@ func (c Config) withDefaults() Config {
 	}
 	if len(c.MessageDelayLevel) == 0 {
 		c.MessageDelayLevel = DefaultMessageDelayLevel
+	}
+	if c.TransactionTimeout == 0 {
+		c.TransactionTimeout = DefaultTransactionTimeout
+	}
+	if c.TransactionCheckInterval == 0 {
+		c.TransactionCheckInterval = DefaultTransactionCheckInterval
+	}
+	if c.TransactionCheckMax == 0 {
+		c.TransactionCheckMax = DefaultTransactionCheckMax
 	}
 	return c
 }
@@ -116,6 +132,9 @@ type Broker struct {
 	// sched is the running leader-only schedule service (schedule.go); owned by
 	// the watchRoles goroutine.
 	sched *scheduleRunner
+	// txCheck is the running leader-only transaction check service
+	// (transaction_check.go); owned by the watchRoles goroutine.
+	txCheck *txCheckRunner
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -215,7 +234,9 @@ func (b *Broker) currentStatus() ReplicaStatus {
 func (b *Broker) watchRoles() {
 	ch := b.replica.RoleChanges()
 	defer b.stopSchedule()
+	defer b.stopTransactionCheck()
 	b.scheduleRoleChanged(b.currentStatus())
+	b.transactionRoleChanged(b.currentStatus())
 	for {
 		select {
 		case <-b.ctx.Done():
@@ -229,6 +250,7 @@ func (b *Broker) watchRoles() {
 			b.status = st
 			b.mu.Unlock()
 			b.scheduleRoleChanged(st)
+			b.transactionRoleChanged(st)
 			if prev.Role != st.Role || prev.Term != st.Term {
 				b.log.Info("role changed", "role", st.Role, "term", st.Term, "leader", st.LeaderID)
 				if st.Role == RoleLeader {

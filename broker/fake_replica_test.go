@@ -24,6 +24,8 @@ type fakeReplica struct {
 	puts      int
 	// schedule is the delay-level progress (DeliverScheduled, schedule_fake_test.go).
 	schedule map[int32]store.QueueOffset
+	// tx is the transaction state (ApplyTransactionOps, transaction_fake_test.go).
+	tx fakeTxState
 }
 
 func newFakeReplica(st *store.Store, role Role) *fakeReplica {

@@ -108,4 +108,11 @@ type Replica interface {
 	// matches (else ErrScheduleConflict). dropped[i] is set for a record the FSM
 	// refused alone (its real topic or queue is gone).
 	DeliverScheduled(ctx context.Context, recs [][]byte, advances []ScheduleAdvance) (dropped []error, err error)
+
+	// TransactionState reads the replicated transaction decisions (transaction.go).
+	TransactionState() TransactionState
+	// ApplyTransactionOps replicates transaction ops and the records they store as
+	// one entry; an op on a half message already decided stores nothing
+	// (result Decided).
+	ApplyTransactionOps(ctx context.Context, ops []TransactionOp) ([]TransactionOpResult, error)
 }

@@ -38,8 +38,9 @@ func (b *Broker) handleSend(ctx context.Context, conn *transport.Conn, req *tran
 	if err := validateSendTopic(h.Topic); err != nil {
 		return errorResponse(err)
 	}
-	if h.SysFlag&store.SysFlagTxPrepared != 0 {
-		return errorResponse(fmt.Errorf("%w: transactional messages are not enabled on this broker", ErrNoPermission))
+	prepared := h.SysFlag&store.SysFlagTxPrepared != 0
+	if prepared && (req.RequestCode() == transport.SendBatchMessage || h.Batch) {
+		return errorResponse(fmt.Errorf("%w: batch messages cannot be transactional", ErrNoPermission))
 	}
 	topic, err := b.topicForSend(ctx, h)
 	if err != nil {
@@ -70,7 +71,17 @@ func (b *Broker) handleSend(ctx context.Context, conn *transport.Conn, req *tran
 		}
 	} else {
 		// Delayed, retry-past-max and timed messages are stored elsewhere (schedule_send.go).
-		p, err := b.placeSend(ctx, h, queueID, h.Properties, maxReconsumeSet(req.ExtFields))
+		place := b.placeSend
+		if prepared {
+			// A prepared message waits as a half message (transaction.go), stored
+			// with the transaction type cleared so it gets a queue offset.
+			place = b.placeHalf
+			h.SysFlag &^= store.SysFlagTxMask
+			if req.ExtFields[extForwarded] == "" { // a forwarded send's conn is the follower's
+				b.clients.sawProducer(conn, h.ProducerGroup, time.Now())
+			}
+		}
+		p, err := place(ctx, h, queueID, h.Properties, maxReconsumeSet(req.ExtFields))
 		if err != nil {
 			return errorResponse(err)
 		}

@@ -31,6 +31,8 @@ func (b *Broker) dispatch(ctx context.Context, conn *transport.Conn, req *transp
 		return b.handlePull(ctx, conn, req)
 	case transport.ConsumerSendMsgBack:
 		return b.handleSendBack(ctx, req)
+	case transport.EndTransaction:
+		return b.handleEndTransaction(ctx, req)
 	case transport.HeartBeat:
 		return b.handleHeartbeat(ctx, conn, req)
 	case transport.UnregisterClient:
