@@ -81,6 +81,9 @@ type Broker struct {
 	AutoCreateTopicEnable      bool          // autoCreateTopicEnable
 	DefaultTopicQueueNums      int           // defaultTopicQueueNums
 	MessageDelayLevel          []time.Duration
+	TransactionTimeOut         time.Duration // transactionTimeOut (ms in the file)
+	TransactionCheckInterval   time.Duration // transactionCheckInterval (ms in the file)
+	TransactionCheckMax        int           // transactionCheckMax
 	LongPollingEnable          bool // longPollingEnable
 	MaxIndexNum                int  // maxIndexNum: entries per IndexFile
 	MaxHashSlotNum             int  // maxHashSlotNum: hash slots per IndexFile
@@ -135,6 +138,9 @@ func DefaultBroker() Broker {
 		AutoCreateTopicEnable:      true,
 		DefaultTopicQueueNums:      4,
 		MessageDelayLevel:          levels,
+		TransactionTimeOut:         6 * time.Second,
+		TransactionCheckInterval:   30 * time.Second,
+		TransactionCheckMax:        15,
 		LongPollingEnable:          true,
 		MaxIndexNum:                5000000 * 4,
 		MaxHashSlotNum:             5000000,

@@ -340,6 +340,23 @@ var brokerKeys = []keySpec[Broker]{
 			return ""
 		},
 	},
+	millisKey("transactionTimeOut", "Age of a half (prepared) message before the broker asks its producer about it, in ms (or a duration).",
+		func(b *Broker) *time.Duration { return &b.TransactionTimeOut }),
+	millisKey("transactionCheckInterval", "Time between transaction check-back rounds, in ms (or a duration).",
+		func(b *Broker) *time.Duration { return &b.TransactionCheckInterval }),
+	{
+		name: "transactionCheckMax", doc: "Check-backs a half message gets before it is moved to TRANS_CHECK_MAX_TIME_TOPIC.",
+		set: func(b *Broker, s string) error {
+			n, err := parseInt(s, 1, 1<<20)
+			if err != nil {
+				return err
+			}
+			b.TransactionCheckMax = int(n)
+			return nil
+		},
+		get:   func(b *Broker) string { return itoa(b.TransactionCheckMax) },
+		check: func(b *Broker) string { return intRule(int64(b.TransactionCheckMax), 1, 1<<20) },
+	},
 	{
 		name: "longPollingEnable", doc: "Hold pull requests that find nothing until a message arrives or the client's suspend timeout passes.",
 		set: func(b *Broker, s string) error {
@@ -516,6 +533,24 @@ var brokerKeys = []keySpec[Broker]{
 			return ""
 		},
 	},
+}
+
+// millisKey is a row for a RocketMQ duration key: plain milliseconds as in Java,
+// or a Go duration.
+func millisKey(name, doc string, field func(*Broker) *time.Duration) keySpec[Broker] {
+	return keySpec[Broker]{
+		name: name, doc: doc,
+		set: func(b *Broker, s string) error {
+			d, err := parseDuration(s, true)
+			if err != nil {
+				return err
+			}
+			*field(b) = d
+			return nil
+		},
+		get:   func(b *Broker) string { return formatMillis(*field(b)) },
+		check: func(b *Broker) string { return positive(*field(b)) },
+	}
 }
 
 // durationKey is a row for one of our own Go-syntax duration keys.

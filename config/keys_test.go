@@ -47,7 +47,8 @@ func TestKeyDocsComplete(t *testing.T) {
 		"dLegerGroup", "dLegerPeers", "dLegerPeerClientAddrs", "dLegerSelfId", "preferredLeaderId",
 		"mappedFileSizeCommitLog", "mappedFileSizeConsumeQueue", "fileReservedTime", "deleteWhen",
 		"diskMaxUsedSpaceRatio", "flushDiskType", "flushIntervalCommitLog", "maxMessageSize",
-		"autoCreateTopicEnable", "defaultTopicQueueNums", "messageDelayLevel", "longPollingEnable",
+		"autoCreateTopicEnable", "defaultTopicQueueNums", "messageDelayLevel",
+		"transactionTimeOut", "transactionCheckInterval", "transactionCheckMax", "longPollingEnable",
 		"maxIndexNum", "maxHashSlotNum",
 		"raftHeartbeatTimeout", "raftElectionTimeout", "raftLeaderLeaseTimeout", "raftCommitTimeout",
 		"raftSnapshotInterval", "raftSnapshotThreshold", "raftTrailingLogs", "raftLogStore", "raftMaxAppendEntries",
@@ -84,6 +85,7 @@ func TestDocumentedDefaults(t *testing.T) {
 		"raftSnapshotInterval": "2m0s", "messageDelayLevel": DefaultMessageDelayLevel,
 		"dLegerPeers": "n0-127.0.0.1:40911", "dLegerGroup": "brokerName",
 		"adminListen": "127.0.0.1:<listenPort+2>", "preferredLeaderId": "",
+		"transactionTimeOut": "6000", "transactionCheckInterval": "30000", "transactionCheckMax": "15",
 	} {
 		if docs[key] != want {
 			t.Errorf("documented default of %s = %q, want %q", key, docs[key], want)

@@ -125,7 +125,11 @@ func brokerConfig(cfg config.Broker, log hclog.Logger) broker.Config {
 		LongPollingEnable:     cfg.LongPollingEnable,
 		PreferredLeaderID:     cfg.PreferredLeaderID,
 		MessageDelayLevel:     cfg.MessageDelayLevel,
-		Logger:                log,
+		// Transaction check-back (Java transactionTimeOut, transactionCheckInterval, transactionCheckMax).
+		TransactionTimeout:       cfg.TransactionTimeOut,
+		TransactionCheckInterval: cfg.TransactionCheckInterval,
+		TransactionCheckMax:      int32(cfg.TransactionCheckMax),
+		Logger:                   log,
 	}
 }
 
