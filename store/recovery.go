@@ -88,14 +88,14 @@ func recoverCommitLog(c *commitLog, ck checkpoint, haveCk, clean bool) (Physical
 		if committed > PhysicalOffset(last.end()) {
 			return 0, corruptf("checkpoint says CommitLog flushed to %d, segments end at %d (segment files missing)", committed, last.end())
 		}
-		if clean {
-			// Trust the checkpoint; verify only what follows it.
-			scanFrom = committed
-		} else {
-			// Re-check the whole segment holding the flushed offset: a bad record
-			// below the checkpoint is corruption of acknowledged data.
-			scanFrom = max(PhysicalOffset(c.segmentStart(committed)), PhysicalOffset(first.start))
-		}
+		// Re-check the whole segment holding the flushed offset and the last
+		// recoveryTailSegments segments, after a clean shutdown too (as RocketMQ's
+		// checkCRCOnRecover): a bad record below the checkpoint is corruption of
+		// acknowledged data (bit rot, a stray write) and must stop the node rather
+		// than be served and replicated (chaos scenario D4).
+		scanFrom = min(PhysicalOffset(c.segmentStart(committed)),
+			PhysicalOffset(files[max(0, len(files)-recoveryTailSegments)].start))
+		scanFrom = max(scanFrom, PhysicalOffset(first.start))
 	} else {
 		scanFrom = PhysicalOffset(files[max(0, len(files)-recoveryTailSegments)].start)
 		committed = scanFrom
