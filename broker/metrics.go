@@ -249,14 +249,18 @@ var (
 	descLast        = prometheus.NewDesc("rocketraft_raft_last_index", "Last index in the raft log.", nil, nil)
 	descLastContact = prometheus.NewDesc("rocketraft_raft_last_contact_seconds",
 		"Time since this follower last heard from the leader (0 on the leader).", nil, nil)
-	descCLMax = prometheus.NewDesc("rocketraft_store_commitlog_max_offset_bytes", "CommitLog max physical offset.", nil, nil)
-	descCLMin = prometheus.NewDesc("rocketraft_store_commitlog_min_offset_bytes", "CommitLog min physical offset.", nil, nil)
-	descDisk  = prometheus.NewDesc("rocketraft_store_disk_used_ratio", "Used fraction of the store's file system.", nil, nil)
+	descCLMax       = prometheus.NewDesc("rocketraft_store_commitlog_max_offset_bytes", "CommitLog max physical offset.", nil, nil)
+	descCLMin       = prometheus.NewDesc("rocketraft_store_commitlog_min_offset_bytes", "CommitLog min physical offset.", nil, nil)
+	descDisk        = prometheus.NewDesc("rocketraft_store_disk_used_ratio", "Used fraction of the store's file system.", nil, nil)
+	descDispatchLag = prometheus.NewDesc("rocketraft_store_dispatch_lag_bytes",
+		"CommitLog bytes applied but not yet dispatched to ConsumeQueues (not yet pullable).", nil, nil)
+	descUnflushed = prometheus.NewDesc("rocketraft_store_unflushed_bytes",
+		"CommitLog bytes not yet flushed by the store (the raft log already holds them durably).", nil, nil)
 	descPolls = prometheus.NewDesc("rocketraft_broker_long_poll_waiters", "Pull requests held by long polling.", nil, nil)
 )
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descTerm, descRole, descApplied, descCommit, descLast, descLastContact, descCLMax, descCLMin, descDisk, descPolls} {
+	for _, d := range []*prometheus.Desc{descTerm, descRole, descApplied, descCommit, descLast, descLastContact, descCLMax, descCLMin, descDisk, descDispatchLag, descUnflushed, descPolls} {
 		ch <- d
 	}
 }
@@ -288,6 +292,9 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(descCLMax, float64(b.store.MaxPhysicalOffset()))
 	gauge(descCLMin, float64(b.store.MinPhysicalOffset()))
+	maxOff := b.store.MaxPhysicalOffset()
+	gauge(descDispatchLag, float64(max(0, maxOff-b.store.DispatchedPhysicalOffset())))
+	gauge(descUnflushed, float64(max(0, maxOff-b.store.FlushedPhysicalOffset())))
 	if ratio, err := b.store.DiskUsedRatio(); err == nil {
 		gauge(descDisk, ratio)
 	}

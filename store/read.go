@@ -295,3 +295,7 @@ func (s *Store) Topics() []TopicQueue {
 	}
 	return out
 }
+
+// DispatchedPhysicalOffset is how far reput has indexed the CommitLog; the gap to
+// MaxPhysicalOffset is the dispatch lag (messages applied but not yet pullable).
+func (s *Store) DispatchedPhysicalOffset() PhysicalOffset { return s.dispatcher.dispatched() }
