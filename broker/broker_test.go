@@ -291,3 +291,13 @@ func TestFollowerForwardsWritesToLeader(t *testing.T) {
 		t.Fatalf("no leader address: %d %s", r.Code, r.Remark)
 	}
 }
+
+func TestBatchWithDelayIsRefused(t *testing.T) {
+	tb := startTestBroker(t, RoleLeader, nil)
+	body := encodeBatch([]batchElement{{Body: []byte("m1")}, {Body: []byte("m2"), Properties: props(store.PropertyDelayLevel, "3")}})
+	ext := map[string]string{"a": "pg", "b": "TBD", "c": "TBW102", "d": "4", "e": "0", "f": "0", "g": "1", "h": "0", "i": "", "j": "0", "k": "false", "l": "0", "m": "true"}
+	r := tb.call(t, transport.SendBatchMessage, ext, body)
+	if r.ResponseCode() != transport.MessageIllegal || !strings.Contains(r.Remark, "DELAY") {
+		t.Fatalf("delayed batch: code %d %q", r.Code, r.Remark)
+	}
+}

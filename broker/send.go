@@ -62,7 +62,12 @@ func (b *Broker) handleSend(ctx context.Context, conn *transport.Conn, req *tran
 		if err != nil {
 			return errorResponse(err)
 		}
-		for _, e := range elems {
+		for i, e := range elems {
+			// RocketMQ does not delay batch messages (MessageBatch refuses DELAY);
+			// storing them at once would silently ignore what the producer asked for.
+			if v, ok := store.Property(e.Properties, store.PropertyDelayLevel); ok && v != "" && v != "0" {
+				return errorResponse(fmt.Errorf("%w: batch element %d has DELAY=%s; batch messages cannot be delayed", store.ErrMessageIllegal, i, v))
+			}
 			rec, err := b.encodeForStore(h, queueID, e.Flag, e.Body, e.Properties, born)
 			if err != nil {
 				return errorResponse(err)
