@@ -38,12 +38,37 @@ func BenchmarkPropose(b *testing.B) {
 }
 
 func benchPropose(b *testing.B, producers, maxMsgs int) {
+	benchProposeWith(b, producers, func(cfg *node.Config) { cfg.Proposer.MaxBatchMessages = maxMsgs })
+}
+
+// BenchmarkProposeTuning compares raft settings at 256 producers, in one run so the
+// ratios hold on a noisy machine: MaxAppendEntries (entries per AppendEntries RPC)
+// and the proposer's entries in flight.
+//
+//	go test -run '^$' -bench BenchmarkProposeTuning -benchtime 30000x ./broker/node
+func BenchmarkProposeTuning(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		cfg  func(*node.Config)
+	}{
+		{"maxAppendEntries=16", func(c *node.Config) { c.MaxAppendEntries = 16 }},
+		{"maxAppendEntries=64", func(c *node.Config) { c.MaxAppendEntries = 64 }},
+		{"maxAppendEntries=256", func(c *node.Config) { c.MaxAppendEntries = 256 }},
+		{"inflight=1", func(c *node.Config) { c.Proposer.MaxInflight = 1 }},
+		{"inflight=2", func(c *node.Config) { c.Proposer.MaxInflight = 2 }},
+		{"inflight=8", func(c *node.Config) { c.Proposer.MaxInflight = 8 }},
+	} {
+		b.Run(tc.name, func(b *testing.B) { benchProposeWith(b, 256, tc.cfg) })
+	}
+}
+
+func benchProposeWith(b *testing.B, producers int, configure func(*node.Config)) {
 	c := testcluster.New(b, 3, testcluster.Options{
 		TCP:   true,
 		Store: store.Config{CommitLogSegmentSize: 256 << 20},
 		Configure: func(cfg *node.Config) {
-			cfg.Proposer.MaxBatchMessages = maxMsgs
 			cfg.Proposer.MaxPending = 1 << 20
+			configure(cfg)
 		},
 	})
 	const queues = 16
