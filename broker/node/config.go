@@ -52,6 +52,15 @@ type Config struct {
 	Transport raft.Transport
 	// LogStore selects the raft LogStore backend ("" = raft-wal).
 	LogStore raftlog.LogStoreKind
+	// OpenRaftStores, when set, replaces raftlog.OpenStores. Test and chaos
+	// hook only (a fault-injecting file layer under the raft log, scenario D2);
+	// nil in production.
+	OpenRaftStores func(dir string, kind raftlog.LogStoreKind, logger hclog.Logger) (*raftlog.Stores, error)
+	// WrapLogStore, when set, wraps the LogStore handed to raft (the outermost
+	// one, in front of raftlog's cache, so injected errors reach raft intact).
+	// Test and chaos hook only (raftlog.FaultyLogStore, scenario D1); nil in
+	// production.
+	WrapLogStore func(raft.LogStore) raft.LogStore
 	// Store configures the message store; Store.Dir defaults to Dir/store.
 	Store store.Config
 	// StoreHost is the broker address written into every message (and its msgId).

@@ -83,11 +83,18 @@ func Open(cfg Config) (*Node, error) {
 		return fail(fmt.Errorf("node id=%s open fsm: %w", cfg.ID, err))
 	}
 
-	n.stores, err = raftlog.OpenStores(filepath.Join(cfg.Dir, RaftDirName), cfg.LogStore, cfg.Logger)
+	openStores := raftlog.OpenStores
+	if cfg.OpenRaftStores != nil {
+		openStores = cfg.OpenRaftStores
+	}
+	n.stores, err = openStores(filepath.Join(cfg.Dir, RaftDirName), cfg.LogStore, cfg.Logger)
 	if err != nil {
 		return fail(fmt.Errorf("node id=%s open raft stores: %w", cfg.ID, err))
 	}
 	closers = append(closers, func() { _ = n.stores.Close() })
+	if cfg.WrapLogStore != nil {
+		n.stores.Log = cfg.WrapLogStore(n.stores.Log)
+	}
 
 	snapDir := filepath.Join(cfg.Dir, SnapshotDirName)
 	if err := os.MkdirAll(snapDir, 0o750); err != nil {
