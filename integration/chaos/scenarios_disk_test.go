@@ -110,24 +110,6 @@ func TestD6WipeFollower(t *testing.T) {
 	s.finish()
 }
 
-// TestD1FsyncErrorLeader needs a fault-injecting raft LogStore under a running
-// leader. raftlog.NewFaultyLogStore exists, but the rocketraft binary has no way to
-// install it and internal/testcluster's in-process groups are not importable with a
-// per-node LogStore wrapper from here without editing those packages.
-func TestD1FsyncErrorLeader(t *testing.T) {
-	requireChaos(t, fullOnly)
-	t.Skip("D1 not implemented: needs a hook to wrap one in-process node's raft LogStore with raftlog.NewFaultyLogStore " +
-		"(internal/testcluster or broker/node must accept a LogStore wrapper); the process binary cannot inject fsync errors")
-}
-
-// TestD2PowerLoss has the same gap as D1: losing unsynced writes needs the
-// fault-injecting file layer under an in-process node; kill -9 (K3) keeps the page cache.
-func TestD2PowerLoss(t *testing.T) {
-	requireChaos(t, fullOnly)
-	t.Skip("D2 not implemented: needs raftlog's faulty store (drop unsynced writes) and a store file layer with the same ability under in-process nodes; " +
-		"kill -9 keeps the page cache, so K3 tests process crashes only")
-}
-
 // TestD5DiskFull needs a size-limited filesystem for one node's store dir.
 func TestD5DiskFull(t *testing.T) {
 	requireChaos(t, fullOnly)
