@@ -255,6 +255,7 @@ func (b *Broker) watchRoles() {
 				b.log.Info("role changed", "role", st.Role, "term", st.Term, "leader", st.LeaderID)
 				if st.Role == RoleLeader {
 					b.ensureSystemTopics()
+					b.ensureReplyTopic()
 				}
 				b.registerAll()
 			}

@@ -116,6 +116,9 @@ type clientRegistry struct {
 	// (sql92.go).
 	locks   *lockManager
 	filters *sqlFilterCache
+	// requests is clientID → the connection its last request message (request/reply)
+	// came on; replies are pushed there (reply.go).
+	requests map[string]*producerClient
 }
 
 func newClientRegistry() *clientRegistry {
@@ -126,6 +129,7 @@ func newClientRegistry() *clientRegistry {
 		since:     time.Now(),
 		locks:     newLockManager(),
 		filters:   newSQLFilterCache(),
+		requests:  make(map[string]*producerClient),
 	}
 }
 
@@ -177,6 +181,11 @@ func (r *clientRegistry) removeConn(connID uint64) (changed []string) {
 	}
 	for _, m := range r.producers {
 		delete(m, connID)
+	}
+	for id, p := range r.requests {
+		if p.conn.ID() == connID {
+			delete(r.requests, id)
+		}
 	}
 	sort.Strings(changed)
 	return changed
@@ -296,4 +305,41 @@ func (r *clientRegistry) producerConn(group string) *transport.Conn {
 		return p.conn
 	}
 	return nil
+}
+
+// connOfClient returns a live connection of a client id (producer or consumer), for
+// pushing replies to a requester.
+func (r *clientRegistry) connOfClient(clientID string) *transport.Conn {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p, ok := r.requests[clientID]; ok {
+		return p.conn
+	}
+	for _, m := range r.producers {
+		for _, p := range m {
+			if p.clientID == clientID {
+				return p.conn
+			}
+		}
+	}
+	for _, g := range r.consumers {
+		for _, c := range g.clients {
+			if c.clientID == clientID {
+				return c.conn
+			}
+		}
+	}
+	return nil
+}
+
+// sawRequester records the connection a request message (one carrying
+// REPLY_TO_CLIENT) arrived on: a requester may ask before its first heartbeat (up to
+// 30 s after it starts), and its reply must still find it.
+func (r *clientRegistry) sawRequester(conn *transport.Conn, clientID string, now time.Time) {
+	if conn == nil || clientID == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.requests[clientID] = &producerClient{clientID: clientID, conn: conn, lastUpdate: now}
 }

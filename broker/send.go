@@ -91,6 +91,11 @@ func (b *Broker) handleSend(ctx context.Context, conn *transport.Conn, req *tran
 			return errorResponse(err)
 		}
 		uniqKey, _ = store.Property(p.props, store.PropertyUniqKey)
+		p.props = withCluster(p.props, b.cfg.ClusterName)
+		if replyTo, ok := store.Property(p.props, propertyReplyToClient); ok && req.ExtFields[extForwarded] == "" &&
+			req.RequestCode() != transport.SendReplyMessage && req.RequestCode() != transport.SendReplyMessageV2 {
+			b.clients.sawRequester(conn, replyTo, time.Now())
+		}
 		ph := h
 		ph.Topic = p.topic
 		rec, err := b.encodeForStore(ph, p.queueID, h.Flag, req.Body, p.props, born)

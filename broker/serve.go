@@ -25,6 +25,8 @@ func (b *Broker) serve(ctx context.Context, conn *transport.Conn, req *transport
 // (no answer); unknown codes get REQUEST_CODE_NOT_SUPPORTED naming the code.
 func (b *Broker) dispatch(ctx context.Context, conn *transport.Conn, req *transport.Command) *transport.Command {
 	switch req.RequestCode() {
+	case transport.SendReplyMessage, transport.SendReplyMessageV2:
+		return b.handleSendReply(ctx, conn, req)
 	case transport.SendMessage, transport.SendMessageV2, transport.SendBatchMessage:
 		return b.handleSend(ctx, conn, req)
 	case transport.PullMessage:
