@@ -236,7 +236,7 @@ func (s *scheduleService) scanLevel(level DelayLevel, from store.QueueOffset, no
 				stop = true
 				break
 			}
-			rec, err := s.realMessage(m)
+			rec, err := s.realMessage(m, nowMS)
 			if err != nil {
 				s.log.Warn("scheduled message is not deliverable; skipping it", "level", level, "queueOffset", res.QueueOffsets[i], "error", err)
 			} else {
@@ -259,7 +259,7 @@ func (s *scheduleService) scanLevel(level DelayLevel, from store.QueueOffset, no
 // REAL_TOPIC, REAL_QID and the timer properties go, everything else (UNIQ_KEY, so
 // the MsgId is unchanged; born host and time; reconsume times) stays (Java
 // ScheduleMessageService.messageTimeUp).
-func (s *scheduleService) realMessage(rec []byte) ([]byte, error) {
+func (s *scheduleService) realMessage(rec []byte, nowMS int64) ([]byte, error) {
 	m, err := store.DecodeMessage(rec, false)
 	if err != nil {
 		return nil, err
@@ -269,6 +269,18 @@ func (s *scheduleService) realMessage(rec []byte) ([]byte, error) {
 	qid, err := strconv.ParseInt(props[store.PropertyRealQueueID], 10, 32)
 	if topic == "" || err != nil || qid < 0 {
 		return nil, fmt.Errorf("%w: REAL_TOPIC=%q REAL_QID=%q", store.ErrMessageIllegal, topic, props[store.PropertyRealQueueID])
+	}
+	if v, ok := props[store.PropertyTimerDeliverMS]; ok {
+		// A timed message hops from level to level until it is due (timerHop).
+		if at, err := strconv.ParseInt(v, 10, 64); err == nil {
+			if level, wait := timerHop(s.cfg.Levels, at-nowMS); wait {
+				parked := m
+				parked.Topic, parked.QueueID = scheduleTopic, level.queueID()
+				parked.StoreHost = s.cfg.StoreHost
+				parked.Properties = timedProps(m.Properties, topic, int32(qid), level)
+				return store.AppendMessage(nil, &parked)
+			}
+		}
 	}
 	for _, k := range []string{store.PropertyDelayLevel, store.PropertyRealTopic, store.PropertyRealQueueID,
 		store.PropertyTimerDeliverMS, propTimerDelaySec, propTimerDelayMS} {

@@ -26,7 +26,8 @@ type placement struct {
 //     %DLQ%<group> (the client's fallback for a failed CONSUMER_SEND_MSG_BACK);
 //   - DELAY > 0 stores it in SCHEDULE_TOPIC_XXXX queue level−1 with REAL_TOPIC and
 //     REAL_QID (levels past the ladder are clamped; DELAY wins over TIMER_*);
-//   - TIMER_DELIVER_MS in the past is delivered now; in the future it is refused.
+//   - TIMER_DELIVER_MS in the future parks it in the largest delay level that does
+//     not overshoot (timerHop); the schedule service re-parks it until it is due.
 //
 // maxReconsumeSet says whether the request carried maxReconsumeTimes at all.
 func (b *Broker) placeSend(ctx context.Context, h SendHeader, queueID int32, props string, maxReconsumeSet bool) (placement, error) {
@@ -52,13 +53,55 @@ func (b *Broker) placeSend(ctx context.Context, h SendHeader, queueID int32, pro
 		if err != nil {
 			return p, fmt.Errorf("%w: property %s=%q: must be epoch milliseconds", ErrBadHeader, store.PropertyTimerDeliverMS, v)
 		}
-		if at > time.Now().UnixMilli() {
-			return p, fmt.Errorf("%w: %s=%s: timed delivery to an arbitrary time is not supported by this broker; use a delay level (DELAY 1..%d)",
-				ErrNoPermission, store.PropertyTimerDeliverMS, v, len(b.cfg.MessageDelayLevel))
+		if level, wait := timerHop(b.cfg.MessageDelayLevel, at-time.Now().UnixMilli()); wait {
+			return b.placeTimed(ctx, h.Topic, queueID, props, level)
 		}
 		p.props = withoutProps(props, store.PropertyTimerDeliverMS, propTimerDelaySec, propTimerDelayMS)
 	}
 	return p, nil
+}
+
+// timerDueSlack: a timed message due within this many milliseconds is delivered now
+// rather than parked for another full smallest level, which bounds its error to half
+// a second either way (Java's timer wheel has 1 s precision).
+const timerDueSlack = 500
+
+// timerHop picks where a message due in remainingMS waits next: the largest delay
+// level that does not overshoot. Waiting through successive hops (each level queue
+// is FIFO with one fixed delay) gives arbitrary delivery times without a timer
+// wheel and without a message due later blocking one due earlier. wait is false
+// when the message is due now.
+func timerHop(levels []time.Duration, remainingMS int64) (DelayLevel, bool) {
+	if remainingMS <= timerDueSlack || len(levels) == 0 {
+		return 0, false
+	}
+	level := DelayLevel(1)
+	for i, d := range levels {
+		if d.Milliseconds() <= remainingMS {
+			level = DelayLevel(i + 1)
+		}
+	}
+	return level, true
+}
+
+// placeTimed parks a TIMER_DELIVER_MS message in a delay level, keeping the timer
+// property so that the schedule service re-parks it until it is due.
+func (b *Broker) placeTimed(ctx context.Context, topic string, queueID int32, props string, level DelayLevel) (placement, error) {
+	if err := b.ensureTopic(ctx, scheduleTopic, int32(len(b.cfg.MessageDelayLevel))); err != nil {
+		return placement{}, err
+	}
+	return placement{topic: scheduleTopic, queueID: level.queueID(), props: timedProps(props, topic, queueID, level)}, nil
+}
+
+// timedProps are the properties of a parked timed message.
+func timedProps(props, topic string, queueID int32, level DelayLevel) string {
+	m := store.ParseProperties(props)
+	delete(m, propTimerDelaySec)
+	delete(m, propTimerDelayMS)
+	m[store.PropertyDelayLevel] = strconv.Itoa(int(level))
+	m[store.PropertyRealTopic] = topic
+	m[store.PropertyRealQueueID] = strconv.Itoa(int(queueID))
+	return store.EncodeProperties(m)
 }
 
 // delayLevelOf reads DELAY: absent, empty or ≤ 0 means no delay.

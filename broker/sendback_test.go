@@ -53,10 +53,18 @@ func TestDelayedSendIsStoredInScheduleTopic(t *testing.T) {
 	if topic, ok := tb.replica.Topic(scheduleTopic); !ok || topic.WriteQueueNums != 18 {
 		t.Errorf("schedule topic %+v %v, want 18 queues", topic, ok)
 	}
-	// A timer in the future is refused with a remark; one in the past goes through.
+	// A timer an hour ahead waits in the 1h level (queue 16) with the timer kept;
+	// one in the past goes through.
 	future := strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10)
-	if r := tb.call(t, transport.SendMessage, sendExt("T1", 0, props(store.PropertyTimerDeliverMS, future)), []byte("x")); r.ResponseCode() != transport.NoPermission {
+	if r := tb.call(t, transport.SendMessage, sendExt("T1", 0, props(store.PropertyTimerDeliverMS, future)), []byte("x")); r.ResponseCode() != transport.Success {
 		t.Errorf("future TIMER_DELIVER_MS: code %d %s", r.Code, r.Remark)
+	}
+	parked := readQueue(t, tb.st, scheduleTopic, 16)
+	if len(parked) != 1 {
+		t.Fatalf("1h level holds %d messages", len(parked))
+	}
+	if pp := store.ParseProperties(parked[0].Properties); pp[store.PropertyTimerDeliverMS] != future || pp[store.PropertyDelayLevel] != "17" || pp[store.PropertyRealTopic] != "T1" {
+		t.Errorf("parked timed message properties %v", pp)
 	}
 	if r := tb.call(t, transport.SendMessage, sendExt("T1", 0, props(store.PropertyTimerDeliverMS, "1")), []byte("x")); r.ResponseCode() != transport.Success {
 		t.Errorf("past TIMER_DELIVER_MS: code %d %s", r.Code, r.Remark)
