@@ -52,7 +52,27 @@ func TestD1FsyncErrorLeader(t *testing.T) {
 			others = append(others, m.ID)
 		}
 	}
-	nl := c.WaitLeaderAmong(20*time.Second, others...)
+	// While waiting, count the times the failing node wins an election again
+	// (its log is as long as anyone's, so it can; each win ends at its first
+	// write and costs an election timeout).
+	var nl *testcluster.Member
+	rewins, wasLeader := 0, false
+	for nl == nil {
+		isLeader := old.Node().Raft().State() == raft.Leader
+		if isLeader && !wasLeader {
+			rewins++
+		}
+		wasLeader = isLeader
+		for _, id := range others {
+			if n := c.Member(id).Node(); n != nil && n.State().Role == node.RoleLeader {
+				nl = c.Member(id)
+			}
+		}
+		if nl == nil && time.Since(faultAt) > 20*time.Second {
+			t.Fatalf("D1: no ready leader among %v within 20 s of the fault", others)
+		}
+		time.Sleep(time.Millisecond)
+	}
 	newLeader := time.Since(faultAt)
 	if !w.waitAcks(faultAt, 50, 20*time.Second) {
 		rep.Fail("no 50 acks on the new leader %s within 20 s of the fault", nl.ID)
@@ -96,7 +116,7 @@ func TestD1FsyncErrorLeader(t *testing.T) {
 	rep.Faults = fmt.Sprintf("log write errors on leader %s for %v (%d refused)", old.ID, healAt.Sub(faultAt).Round(100*time.Millisecond), injected)
 	rep.Note("%s stopped leading %v after the fault; ready leader %s after %v; old leader caught up %v after healing",
 		old.ID, stepDown.Round(time.Millisecond), nl.ID, newLeader.Round(time.Millisecond), caughtUp.Round(time.Millisecond))
-	rep.Note("acks by %s after the fault (entries stored before it): %d", old.ID, oldAcks)
+	rep.Note("acks by %s after the fault (entries stored before it): %d; elections it won again before a healthy leader: %d", old.ID, oldAcks, rewins)
 	if stepDown > 2*time.Second {
 		rep.Fail("step-down took %v (want ≤ 2 s: the next log write fails)", stepDown)
 	}
