@@ -369,7 +369,7 @@ func TestMetricsAndAdminHTTP(t *testing.T) {
 	for _, want := range []string{"rocketraft_raft_term 3", `rocketraft_raft_role{role="LEADER"} 1`,
 		"rocketraft_raft_applied_index 40", "rocketraft_store_commitlog_max_offset_bytes 0",
 		"rocketraft_raft_last_contact_seconds 0", "rocketraft_broker_requests_total", "go_goroutines",
-		"rocketraft_store_dispatch_lag_bytes 0", "rocketraft_store_unflushed_bytes 0"} {
+		"rocketraft_store_dispatch_lag_bytes 0", "rocketraft_store_unflushed_bytes 0", "rocketraft_store_flush_duration_seconds_count"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics (%d) lacks %q", code, want)
 		}

@@ -30,6 +30,7 @@ type Metrics struct {
 	elections   prometheus.Counter
 	leaderChg   prometheus.Counter
 	replicate   prometheus.Histogram
+	flush       prometheus.Histogram
 
 	// watched is the broker the scrape-time collector reads; nil until Watch.
 	watched atomic.Pointer[Broker]
@@ -69,7 +70,12 @@ func NewMetrics() *Metrics {
 		Help:    "Time from proposing a batch of messages to its being applied on this leader.",
 		Buckets: latencyBuckets,
 	})
-	m.reg.MustRegister(m.requests, m.latency, m.forwardedIn, m.elections, m.leaderChg, m.replicate,
+	m.flush = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: "rocketraft", Subsystem: "store", Name: "flush_duration_seconds",
+		Help:    "Time of each store flush: CommitLog msync, ConsumeQueues, IndexFiles, checkpoint.",
+		Buckets: latencyBuckets,
+	})
+	m.reg.MustRegister(m.requests, m.latency, m.forwardedIn, m.elections, m.leaderChg, m.replicate, m.flush,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}),
 		stateCollector{m})
 	return m
@@ -79,7 +85,10 @@ func NewMetrics() *Metrics {
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // Watch makes scrapes read b's raft status and store.
-func (m *Metrics) Watch(b *Broker) { m.watched.Store(b) }
+func (m *Metrics) Watch(b *Broker) {
+	m.watched.Store(b)
+	b.store.SetFlushObserver(func(d time.Duration) { m.flush.Observe(d.Seconds()) })
+}
 
 // requestLabel names a request code; codes outside the known tables collapse to
 // "other" so a client cannot grow the label set.

@@ -9,6 +9,9 @@ import (
 // writes the checkpoint when it changed. The order matters: the checkpoint only ever
 // names CommitLog bytes that were msync'd before it was written. Caller holds flushMu.
 func (s *Store) flushLocked() (PhysicalOffset, error) {
+	if obs := s.flushObserver.Load(); obs != nil {
+		defer func(start time.Time) { (*obs)(time.Since(start)) }(time.Now())
+	}
 	dispatched := s.dispatcher.dispatched()
 	flushed, err := s.commitLog.flush()
 	if err != nil {
@@ -74,3 +77,8 @@ func (f *flusher) stop() {
 	close(f.stopCh)
 	f.wg.Wait()
 }
+
+// SetFlushObserver registers f to be told how long each flush (CommitLog msync,
+// ConsumeQueues, IndexFiles, checkpoint) took; the broker exports it as a metric.
+// f must not block.
+func (s *Store) SetFlushObserver(f func(time.Duration)) { s.flushObserver.Store(&f) }

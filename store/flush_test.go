@@ -133,3 +133,17 @@ func TestReadRangeResetFromRoundTrip(t *testing.T) {
 		t.Fatalf("damaged image: %v", err)
 	}
 }
+
+func TestFlushObserverSeesEveryFlush(t *testing.T) {
+	s := openTest(t, testConfig(t.TempDir()))
+	defer s.Close()
+	var calls []time.Duration
+	s.SetFlushObserver(func(d time.Duration) { calls = append(calls, d) })
+	mustAppend(t, s, testBatch(t, "T", 1, 3, 100, 0), 1)
+	if _, err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 1 || calls[0] <= 0 {
+		t.Fatalf("observer calls %v, want one positive duration", calls)
+	}
+}

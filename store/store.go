@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -41,6 +42,8 @@ type Store struct {
 	// flushed positions only grow and the checkpoint never names a cut region.
 	flushMu sync.Mutex
 	closed  atomic.Bool
+	// flushObserver, when set, is told each flush's duration (SetFlushObserver).
+	flushObserver atomic.Pointer[func(time.Duration)]
 
 	commitLog  *commitLog     // CL: implements recordSource
 	cq         *consumeQueues // DQ: consumequeue.go
