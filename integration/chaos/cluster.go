@@ -48,6 +48,11 @@ type Options struct {
 	FlushDiskType string
 	LogLevel      string // default "info"
 	Logger        hclog.Logger
+	// DataDirs[i], when set, is node i's storePathRootDir instead of Dir/n<i>
+	// (D5 puts each on its own size-limited mount).
+	DataDirs []string
+	// ExtraConfig lines ("key=value") are appended to every node's config.
+	ExtraConfig []string
 }
 
 // Node is one broker process of the group with its addresses.
@@ -172,6 +177,9 @@ func newCluster(opts Options) (*Cluster, error) {
 			AdminAddr:  fmt.Sprintf("127.0.0.1:%d", ports[1+2*n+i]),
 			DataDir:    filepath.Join(opts.Dir, fmt.Sprintf("n%d", i)),
 		})
+		if i < len(opts.DataDirs) && opts.DataDirs[i] != "" {
+			c.Nodes[i].DataDir = opts.DataDirs[i]
+		}
 	}
 	c.Links = make([][]*Proxy, n)
 	for i := range n {
@@ -220,8 +228,10 @@ func newCluster(opts Options) (*Cluster, error) {
 			"defaultTopicQueueNums=4",
 			"adminListen=" + nd.AdminAddr,
 			"logLevel=" + opts.LogLevel,
-			"",
-		}, "\n")
+		}, "\n") + "\n"
+		for _, line := range opts.ExtraConfig {
+			conf += line + "\n"
+		}
 		path := filepath.Join(confDir, nd.ID+".conf")
 		if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 			c.closeProxies()

@@ -1,0 +1,349 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rocketraft/rocketraft/transport"
+)
+
+// D5 sizes. Every node's whole data dir (raft-wal log and store) sits on its own
+// tmpfs of d5DiskSize. raft-wal preallocates 64 MiB per log segment, so usage
+// climbs in steps as well as per message: with 256 MiB the second WAL segment is
+// allocated at about 81 % and 90 % is reached within it, with 25 MiB of headroom
+// left for the one-second lag of the leader's disk check. A disk size where the
+// next 64 MiB preallocation crosses 100 % before usage crosses 90 % would test
+// raft-wal's ENOSPC path instead of the broker's refusal.
+const (
+	d5DiskSize  = 256 << 20
+	d5GrownSize = 640 << 20 // "space freed": every tmpfs grown in place
+	d5BodySize  = 32 << 10
+	// d5Fillers senders at one message per d5FillEvery write about 6.4 MB/s of
+	// bodies, 13 MB/s of disk (raft log + CommitLog): half the headroom per check.
+	d5Fillers   = 2
+	d5FillEvery = 10 * time.Millisecond
+	d5Topic     = "ChaosD5Fill"
+)
+
+// requireMount skips unless this process can mount a tmpfs (root with
+// CAP_SYS_ADMIN on Linux); it tries a real mount rather than guessing.
+func requireMount(t *testing.T) {
+	t.Helper()
+	probe, err := os.MkdirTemp("", "rocketraft-chaos-mount-probe-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(probe)
+	if err := MountTmpfs(probe, 1<<20); err != nil {
+		if errors.Is(err, ErrMountNotPermitted) {
+			t.Skipf("D5 needs a size-limited tmpfs for the data dirs and this process may not mount one: %v", err)
+		}
+		t.Fatalf("probe mount: %v", err)
+	}
+	if err := Unmount(probe); err != nil {
+		t.Fatalf("probe unmount: %v", err)
+	}
+}
+
+// fillStats is what the filler senders observed.
+type fillStats struct {
+	acks      atomic.Int64
+	ackBytes  atomic.Int64
+	refusals  atomic.Int64 // SERVICE_NOT_AVAILABLE naming the full disk
+	lastAckNs atomic.Int64 // unix nanos of the latest ack
+
+	mu           sync.Mutex
+	firstRefusal string
+	refusedAt    time.Time
+	others       map[string]int // any other answer or error, by text
+}
+
+func (f *fillStats) other(s string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.others == nil {
+		f.others = map[string]int{}
+	}
+	f.others[s]++
+}
+
+func (f *fillStats) refused(remark string) {
+	f.refusals.Add(1)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.firstRefusal == "" {
+		f.firstRefusal, f.refusedAt = remark, time.Now()
+	}
+}
+
+func (f *fillStats) otherSummary() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var parts []string
+	for k, n := range f.others {
+		parts = append(parts, fmt.Sprintf("%d× %q", n, k))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// fill sends d5BodySize messages to d5Topic every d5FillEvery until stop closes.
+func fill(c *Cluster, name string, st *fillStats, stop <-chan struct{}, wg *sync.WaitGroup) {
+	defer wg.Done()
+	s := NewRawSender(name, c, 3*time.Second)
+	defer s.Close()
+	ctx := context.Background()
+	tick := time.NewTicker(d5FillEvery)
+	defer tick.Stop()
+	for n := 0; ; n++ {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		key := fmt.Sprintf("%s-%s-%d", d5Topic, name, n)
+		body := key + "-" + strings.Repeat("x", d5BodySize-len(key)-1)
+		addr, err := s.target(ctx)
+		if err != nil {
+			st.other(err.Error())
+			continue
+		}
+		q := QueueKey{d5Topic, int32(n % 4)}
+		// The body is not the KEYS property (the raw sender's default): 32 KiB of
+		// properties would be refused as oversize before the disk check.
+		resp, err := s.send(ctx, addr, q, body, map[string]string{"properties": "KEYS\x01" + key + "\x02"})
+		switch {
+		case err != nil:
+			st.other(err.Error())
+		case resp.ResponseCode() == transport.Success:
+			st.acks.Add(1)
+			st.ackBytes.Add(int64(len(body)))
+			st.lastAckNs.Store(time.Now().UnixNano())
+			continue
+		case resp.ResponseCode() == transport.ServiceNotAvailable && strings.Contains(resp.Remark, "full"):
+			st.refused(resp.Remark)
+		default:
+			st.other(fmt.Sprintf("%s %s", resp.ResponseCode(), resp.Remark))
+		}
+		s.forget()
+	}
+}
+
+// diskWatch records every mount's peak used fraction (statfs, what the broker sees).
+type diskWatch struct {
+	mu   sync.Mutex
+	peak []float64
+	min  []int64 // least free bytes seen
+}
+
+func watchDisks(dirs []string, stop <-chan struct{}, wg *sync.WaitGroup) *diskWatch {
+	w := &diskWatch{peak: make([]float64, len(dirs)), min: make([]int64, len(dirs))}
+	for i := range w.min {
+		w.min[i] = -1
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			for i, d := range dirs {
+				free, total, err := FreeBytes(d)
+				if err != nil || total == 0 {
+					continue
+				}
+				w.mu.Lock()
+				w.peak[i] = max(w.peak[i], 1-float64(free)/float64(total))
+				if w.min[i] < 0 || free < w.min[i] {
+					w.min[i] = free
+				}
+				w.mu.Unlock()
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	return w
+}
+
+func (w *diskWatch) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var parts []string
+	for i := range w.peak {
+		parts = append(parts, fmt.Sprintf("n%d %.1f%% (least free %.1f MiB)", i, 100*w.peak[i], float64(w.min[i])/(1<<20)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sameProcesses fails the report for every node that exited or was restarted
+// since pids were taken: a disk-full node must keep running, not crash-loop.
+func sameProcesses(s *scenario, pids []int, when string) bool {
+	ok := true
+	for i, n := range s.c.Nodes {
+		if !n.Proc.Running() || n.Proc.Pid() != pids[i] {
+			ok = false
+			s.rep.Fail("%s: n%d exited or restarted (pid %d → %d, running %v, exit %v): %s",
+				when, i, pids[i], n.Proc.Pid(), n.Proc.Running(), n.Proc.ExitErr(), lastLine(n.Proc.Tail(3)))
+		}
+	}
+	return ok
+}
+
+// TestD5DiskFull fills every node's disk until the leader refuses sends, then
+// frees space and checks the group resumes.
+//
+// Each node's data dir (raft-wal log and store) is its own d5DiskSize tmpfs, all
+// the same size, so followers fill exactly as fast as the leader. Besides the
+// default workload (checked as usual), d5Fillers raw senders write 32 KiB bodies
+// to a second topic until the leader answers SERVICE_NOT_AVAILABLE with a remark
+// naming the full disk (broker/maintenance.go refuses at 90 % used, checked once a
+// second). The disk is then held full for a few seconds: no broker may exit
+// (a follower that cannot append a committed entry panics in fsm.Apply, and would
+// crash-loop on restart) and no mount may reach 0 bytes free. "Freeing space"
+// grows every tmpfs in place (remount,size=), which changes neither the broker's
+// files nor its processes; sends must be acknowledged again within seconds. Then
+// the usual checks run: no acknowledged send lost, nothing refused but stored, no
+// phantom, identical replicas, a full drain.
+//
+// diskMaxUsedSpaceRatio is raised to 95 so forced retention (default above 75 %)
+// does not delete CommitLog segments under the workload: the checker would count
+// a retention-deleted message as a lost ack, and retention frees only the
+// CommitLog, not the raft log, so it is not what this scenario tests.
+// The tmpfs contents are gone after the test (logs and configs are kept on
+// failure as for every scenario).
+func TestD5DiskFull(t *testing.T) {
+	requireChaos(t, fullOnly)
+	requireMount(t)
+	mnt, err := os.MkdirTemp("", "rocketraft-chaos-D5-mnt-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dataDirs []string
+	for i := range 3 {
+		d := filepath.Join(mnt, fmt.Sprintf("n%d", i))
+		if err := MountTmpfs(d, d5DiskSize); err != nil {
+			t.Fatal(err)
+		}
+		dataDirs = append(dataDirs, d)
+	}
+	// Registered before begin's cleanup, so it runs after the processes stopped.
+	t.Cleanup(func() {
+		for _, d := range dataDirs {
+			if err := Unmount(d); err != nil {
+				t.Errorf("D5 cleanup: %v", err)
+			}
+		}
+		_ = os.RemoveAll(mnt)
+	})
+
+	s := begin(t, "D5", Options{DataDirs: dataDirs, ExtraConfig: []string{"diskMaxUsedSpaceRatio=95"}}, defaultWorkload())
+	pids := make([]int, len(s.c.Nodes))
+	for i, n := range s.c.Nodes {
+		pids[i] = n.Proc.Pid()
+	}
+	s.rep.Faults = fmt.Sprintf("tmpfs %d MiB per node, filled, grown to %d MiB", d5DiskSize>>20, d5GrownSize>>20)
+
+	stopWatch := make(chan struct{})
+	var watchWG sync.WaitGroup
+	disks := watchDisks(dataDirs, stopWatch, &watchWG)
+	defer func() { close(stopWatch); watchWG.Wait() }()
+
+	var st fillStats
+	stopFill := make(chan struct{})
+	var fillWG sync.WaitGroup
+	for i := range d5Fillers {
+		fillWG.Add(1)
+		go fill(s.c, fmt.Sprintf("fill%d", i), &st, stopFill, &fillWG)
+	}
+	stopFillers := sync.OnceFunc(func() { close(stopFill); fillWG.Wait() })
+	defer stopFillers()
+
+	// Phase 1: fill until the explicit refusal.
+	fillStart := time.Now()
+	deadline := time.Now().Add(60 * time.Second)
+	for st.refusals.Load() == 0 && time.Now().Before(deadline) && sameProcessesQuiet(s, pids) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if st.refusals.Load() == 0 {
+		stopFillers()
+		sameProcesses(s, pids, "while filling")
+		s.rep.Fail("no SERVICE_NOT_AVAILABLE naming the full disk within %v (acked %d fill messages, %.0f MiB; other answers: %s; peak disk use %s)",
+			time.Since(fillStart).Round(time.Second), st.acks.Load(), float64(st.ackBytes.Load())/(1<<20), st.otherSummary(), disks)
+		s.finish()
+		return
+	}
+	st.mu.Lock()
+	remark, refusedAt := st.firstRefusal, st.refusedAt
+	st.mu.Unlock()
+	s.rep.Note("first refusal after %v and %.0f MiB of fill bodies: SERVICE_NOT_AVAILABLE %q",
+		refusedAt.Sub(fillStart).Round(100*time.Millisecond), float64(st.ackBytes.Load())/(1<<20), remark)
+
+	// Phase 2: hold the disk full; producers keep trying and keep being refused.
+	sleep(4 * time.Second)
+	acksHeld := st.acks.Load()
+	sleep(2 * time.Second)
+	if n := st.acks.Load() - acksHeld; n > 0 {
+		s.rep.Fail("%d fill sends acknowledged while the disk stayed full (held 6 s)", n)
+	}
+	sameProcesses(s, pids, "disk full")
+	s.rep.Note("peak disk use while full: %s", disks)
+	for i, d := range dataDirs {
+		if free, _, err := FreeBytes(d); err == nil && free == 0 {
+			s.rep.Fail("n%d's disk reached 0 bytes free: the 90%% refusal did not keep the replicas off ENOSPC", i)
+		}
+	}
+
+	// Phase 3: free space, expect acks again.
+	grown := time.Now()
+	for _, d := range dataDirs {
+		if err := ResizeTmpfs(d, d5GrownSize); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resumed := time.Duration(-1)
+	for time.Since(grown) < 20*time.Second {
+		if last := st.lastAckNs.Load(); last > grown.UnixNano() {
+			resumed = time.Unix(0, last).Sub(grown)
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if resumed < 0 {
+		s.rep.Fail("no fill send acknowledged within 20 s after space was freed (other answers: %s)", st.otherSummary())
+	} else {
+		s.rep.Note("space freed → first ack %v", resumed.Round(10*time.Millisecond))
+	}
+	sleep(4 * time.Second)
+	stopFillers()
+	sameProcesses(s, pids, "after space was freed")
+	s.rep.Note("fill: %d acked (%.0f MiB), %d refused as disk full; other answers: %s",
+		st.acks.Load(), float64(st.ackBytes.Load())/(1<<20), st.refusals.Load(), orNone(st.otherSummary()))
+	sleep(2 * time.Second)
+	s.finish()
+}
+
+// sameProcessesQuiet reports whether every node still runs its first incarnation.
+func sameProcessesQuiet(s *scenario, pids []int) bool {
+	for i, n := range s.c.Nodes {
+		if !n.Proc.Running() || n.Proc.Pid() != pids[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
