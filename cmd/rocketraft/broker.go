@@ -147,6 +147,9 @@ func runBroker(cfg config.Broker) error {
 		return fmt.Errorf("open raft node: %w", err)
 	}
 	metrics := broker.NewMetrics()
+	if err := metrics.ExportRaftInternals(); err != nil {
+		log.Warn("raft internals will not be exported", "error", err)
+	}
 	b, err := broker.New(brokerConfig(cfg, log), n.Store(), broker.WithMetrics(broker.NewNodeReplica(n), metrics))
 	if err != nil {
 		_ = n.Close()
