@@ -63,6 +63,7 @@ func TestTimedDeliverySurvivesLeaderKill(t *testing.T) {
 	msgs, counts := col.snapshot()
 	col.mu.Lock()
 	defer col.mu.Unlock()
+	storedAfter := map[string]time.Duration{}
 	for _, m := range msgs {
 		body := string(m.Body)
 		at, ok := due[body]
@@ -70,6 +71,7 @@ func TestTimedDeliverySurvivesLeaderKill(t *testing.T) {
 			continue
 		}
 		stored := time.UnixMilli(m.StoreTimestamp)
+		storedAfter[body] = stored.Sub(at)
 		if d := at.Sub(stored); d > early {
 			t.Errorf("%s: re-stored %v before its time", body, d)
 		}
@@ -91,8 +93,8 @@ func TestTimedDeliverySurvivesLeaderKill(t *testing.T) {
 		if d := got.Sub(at); d > recvLate {
 			t.Errorf("%s received %v after its time (bound %v)", body, d, recvLate)
 		}
-		t.Logf("%s: due %v after the kill, received %v after its time", body, at.Sub(killed).Round(time.Millisecond),
-			got.Sub(at).Round(time.Millisecond))
+		t.Logf("%s: due %v after the kill, re-stored %v and received %v after its time", body,
+			at.Sub(killed).Round(time.Millisecond), storedAfter[body].Round(time.Millisecond), got.Sub(at).Round(time.Millisecond))
 	}
 	for body := range counts {
 		if _, ok := due[body]; !ok && body != "warm-up" {
