@@ -249,7 +249,10 @@ func TestD5DiskFullFlatOut(t *testing.T) {
 		t.Skip("BUG: producers writing faster than the 10 % headroom per one-second disk check (broker/maintenance.go diskCheckLoop) " +
 			"fill the disk to 100 %; every node then dies of SIGBUS writing a sparse mmapped IndexFile page (store/indexfile.go:162 via setU64, " +
 			"file created sparse at store/indexfile.go:74) and dies again on restart in ConsumeQueue recovery (store/mappedfile.go:176 truncateTo, " +
-			"a sparse page) until space is freed: a crash loop instead of an explicit refusal. Set " + envChaosBugs + "=1 to run it")
+			"a sparse page). Even after space is freed a restart dies again: IndexFile recovery (store/indexfile.go:216 cut) clears " +
+			"f.data[entryPos(keep):entryPos(maxEntries)], writing zeros over about 400 MiB of never-used holes of the sparse 420 MB file, " +
+			"which refills the grown disk (640 MiB tmpfs: 512 MiB store) and faults; the harness's own offline ReadReplica then dies the same way. " +
+			"A crash loop instead of an explicit refusal. Set " + envChaosBugs + "=1 to run it")
 	}
 	requireMount(t)
 	runD5(t, "D5-flat-out", d5Flat)
