@@ -87,6 +87,10 @@ type RunningInfo struct {
 	// Raw is the client's answer as sent: the Go client writes mqTable with
 	// object keys, so it is not strict JSON and only its valid parts are decoded.
 	Raw []byte
+	// Remark is the client's remark, the only explanation when it sent no body
+	// (the pinned Go client answers "json marshal error: … NaN" for a while
+	// after it starts keeping statistics).
+	Remark string
 }
 
 // RunningSubscription is one subscription of a running consumer.
@@ -133,7 +137,9 @@ func (c *Client) GroupRunningInfo(ctx context.Context, group, clientID, brokerGr
 		if err != nil {
 			return out, err
 		}
-		out = append(out, parseRunningInfo(id, resp.Body))
+		ri := parseRunningInfo(id, resp.Body)
+		ri.Remark = resp.Remark
+		out = append(out, ri)
 	}
 	return out, nil
 }
@@ -235,6 +241,9 @@ func RunningInfoTable(group string, infos []RunningInfo) Table {
 			t.Rows = append(t.Rows, []string{ri.ClientID, "subscription " + s.Topic, s.ExpressionType + " " + s.SubString})
 		}
 		t.Rows = append(t.Rows, []string{ri.ClientID, "answer bytes", strconv.Itoa(len(ri.Raw))})
+		if len(ri.Raw) == 0 && ri.Remark != "" {
+			t.Rows = append(t.Rows, []string{ri.ClientID, "client remark", ri.Remark})
+		}
 	}
 	t.Footer = []string{fmt.Sprintf("consumer group %s: %d clients", group, len(infos))}
 	return t
