@@ -126,6 +126,8 @@ type Broker struct {
 	status ReplicaStatus
 	// diskFull is set while the store's disk is above diskFullRatio.
 	diskFull atomic.Bool
+	// diskCheckedAt is when diskFull was last refreshed (unix nanoseconds).
+	diskCheckedAt atomic.Int64
 	// diskUsedRatio reads the store disk's usage (a seam for tests).
 	diskUsedRatio func() (float64, error)
 

@@ -16,6 +16,7 @@ var (
 	ErrBusy           = errors.New("system busy")
 	ErrUnknownOutcome = errors.New("outcome unknown")
 	ErrNoLeader       = errors.New("no leader")
+	ErrDiskFull       = errors.New("service not available: disk full")
 )
 
 // responseCode is the one table that maps errors to RocketMQ response codes.
@@ -35,7 +36,7 @@ func responseCode(err error) transport.ResponseCode {
 		return transport.TopicNotExist
 	case errors.Is(err, ErrBusy):
 		return transport.SystemBusy
-	case errors.Is(err, ErrNoLeader), errors.Is(err, ErrNotLeader):
+	case errors.Is(err, ErrNoLeader), errors.Is(err, ErrNotLeader), errors.Is(err, ErrDiskFull):
 		// Retried by the Go client; the route refresh or our forwarding will find the leader.
 		return transport.ServiceNotAvailable
 	default:

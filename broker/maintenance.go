@@ -13,13 +13,18 @@ import (
 // operator frees space.
 const diskFullRatio = 0.90
 
-// diskCheckLoop refreshes the disk-full flag once a second (statfs is too costly
-// per send).
+// diskCheckInterval bounds how stale the disk-full flag may be: sends re-check
+// when it is older (one statfs per interval, not per send), and a background loop
+// keeps it fresh while nobody sends. Chaos D5 showed a once-a-second check is
+// outrun by producers writing tens of MB/s into a small disk.
+const diskCheckInterval = 100 * time.Millisecond
+
+// diskCheckLoop refreshes the disk-full flag in the background.
 func (b *Broker) diskCheckLoop() {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
-		b.checkDisk()
+		b.checkDisk(time.Now())
 		select {
 		case <-b.ctx.Done():
 			return
@@ -28,7 +33,8 @@ func (b *Broker) diskCheckLoop() {
 	}
 }
 
-func (b *Broker) checkDisk() {
+func (b *Broker) checkDisk(now time.Time) {
+	b.diskCheckedAt.Store(now.UnixNano())
 	ratio, err := b.diskUsedRatio()
 	if err != nil {
 		return
@@ -45,10 +51,13 @@ func (b *Broker) checkDisk() {
 
 // errDiskFull is the answer to sends while the disk is above diskFullRatio.
 func (b *Broker) errDiskFull() error {
+	if now := time.Now(); now.UnixNano()-b.diskCheckedAt.Load() > int64(diskCheckInterval) {
+		b.checkDisk(now)
+	}
 	if !b.diskFull.Load() {
 		return nil
 	}
-	return fmt.Errorf("%w: disk of %s is more than %.0f%% full", ErrNoLeader, b.cfg.SelfID, diskFullRatio*100)
+	return fmt.Errorf("%w: disk of %s is more than %.0f%% full", ErrDiskFull, b.cfg.SelfID, diskFullRatio*100)
 }
 
 // retentionLoop applies the store's retention policy (fileReservedTime at the

@@ -75,13 +75,13 @@ func TestSendRefusedWhileDiskFull(t *testing.T) {
 	c := transport.NewClient(transport.ClientConfig{DialTimeout: time.Second})
 	t.Cleanup(func() { c.Close(); b.Close(); st.Close() })
 	tb := &testBroker{b: b, st: st, replica: rep, client: c}
-	b.checkDisk()
+	b.checkDisk(time.Now())
 	r := tb.call(t, transport.SendMessage, sendExt("TD", 0, ""), []byte("x"))
 	if r.ResponseCode() != transport.ServiceNotAvailable || !strings.Contains(r.Remark, "full") {
 		t.Fatalf("send on a full disk: code %d %q", r.Code, r.Remark)
 	}
 	ratio.Store(0.5)
-	b.checkDisk()
+	b.checkDisk(time.Now())
 	if r := tb.call(t, transport.SendMessage, sendExt("TD", 0, ""), []byte("x")); r.ResponseCode() != transport.Success {
 		t.Fatalf("send after space was freed: code %d %q", r.Code, r.Remark)
 	}

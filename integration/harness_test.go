@@ -275,6 +275,8 @@ func newCluster(dir string) (*cluster, error) {
 			"autoCreateTopicEnable=true",
 			"defaultTopicQueueNums=4",
 			"adminListen=",
+			// Small IndexFiles: they are allocated whole (fallocate) at creation.
+			"maxHashSlotNum=50000", "maxIndexNum=200000",
 			"logLevel=debug",
 			"",
 		}, "\n")

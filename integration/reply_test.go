@@ -21,7 +21,7 @@ func TestRequestReply(t *testing.T) {
 	topic := unique(t, "RQ")
 	requester := newProducer(t, c)
 	responder := newProducer(t, c)
-	sendBodies(t, requester, topic, []string{"warm-up"}) // creates the topic
+	createTopic(t, c, topic, 4) // and waits until the nameserver routes it
 
 	var mu sync.Mutex
 	var replyErrs []error
@@ -35,9 +35,6 @@ func TestRequestReply(t *testing.T) {
 	}
 	err = pc.Subscribe(topic, selectAll, func(ctx context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
 		for _, m := range msgs {
-			if string(m.Body) == "warm-up" {
-				continue
-			}
 			reply, err := consumer.CreateReplyMessage(m, nil)
 			if err == nil {
 				// The pinned client's CreateReplyMessage parses its body argument as

@@ -18,6 +18,7 @@ func TestTimedDeliverySurvivesLeaderKill(t *testing.T) {
 	c := startCluster(t)
 	topic := unique(t, "TMK")
 	p := newProducer(t, c)
+	createTopic(t, c, topic, 4) // routable before the consumer starts
 	sendBodies(t, p, topic, []string{"warm-up"})
 	col := newTimedCollector()
 	startConsumer(t, c, unique(t, "TG"), topic, col.consume)

@@ -62,7 +62,7 @@ func startTwoGroups(t *testing.T) *twoGroups {
 				"storePathRootDir=" + filepath.Join(dir, name, fmt.Sprintf("n%d", i)),
 				"dLegerPeers=" + strings.Join(peers, ";"), "dLegerPeerClientAddrs=" + strings.Join(clients, ";"),
 				fmt.Sprintf("dLegerSelfId=n%d", i), fmt.Sprintf("mappedFileSizeCommitLog=%d", segmentSize),
-				"adminListen=", "",
+				"adminListen=", "maxHashSlotNum=50000", "maxIndexNum=200000", "",
 			}, "\n")
 			path := filepath.Join(dir, fmt.Sprintf("%s-n%d.conf", name, i))
 			if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/hashicorp/go-hclog"
@@ -128,6 +130,17 @@ func (d *dispatcher) loop() {
 			}
 			err := d.dispatchTo(min(limit, from+maxRoundBytes), false)
 			d.mu.Unlock()
+			if err != nil && errors.Is(err, syscall.ENOSPC) {
+				// A full disk is not corruption: wait for space (retention, the
+				// operator) and go on from where dispatch stopped.
+				d.log.Error("dispatch waiting for disk space", "offset", d.dispatched(), "error", err)
+				select {
+				case <-d.stopCh:
+					return
+				case <-time.After(time.Second):
+				}
+				continue
+			}
 			if err != nil {
 				d.log.Error("dispatch stopped", "offset", d.dispatched(), "error", err)
 				d.err.Store(&err)

@@ -207,14 +207,14 @@ func (f *indexFile) cut(keep int, tsOf func(PhysicalOffset) (int64, bool)) {
 	keep = max(1, min(keep, f.maxEntries))
 	f.dirty.Store(true)
 	lo, hi := f.slotsRegion()
-	clear(f.data[lo:hi])
+	clearNonZero(f.data[lo:hi])
 	for i := 1; i < keep; i++ {
 		e := f.entryPos(i)
 		sp := f.slotPos(f.u32(e))
 		f.setU32(e+16, f.u32(sp))
 		f.setU32(sp, int32(i))
 	}
-	clear(f.data[f.entryPos(keep):f.entryPos(f.maxEntries)])
+	clearNonZero(f.data[f.entryPos(keep):f.entryPos(f.maxEntries)])
 	f.setCount(keep)
 	if keep <= 1 {
 		clear(f.data[0:hdrSlotCount])

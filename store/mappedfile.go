@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -74,7 +75,7 @@ func writeZeroFile(path string, size int64, preZero bool) error {
 			}
 			written += n
 		}
-	} else if err := f.Truncate(size); err != nil {
+	} else if err := allocate(f, size); err != nil {
 		return fmt.Errorf("size %s: %w", filepath.Base(path), err)
 	}
 	if err := f.Sync(); err != nil {
@@ -173,7 +174,7 @@ func (m *mappedFile) flush() (int64, error) {
 func (m *mappedFile) truncateTo(pos int64) {
 	wrote := m.wrotePosition.Load()
 	if pos < wrote {
-		clear(m.data[pos:wrote])
+		clearNonZero(m.data[pos:wrote])
 	} else if pos > wrote {
 		pos = wrote
 	}
@@ -214,4 +215,35 @@ func syncDir(dir string) error {
 		return fmt.Errorf("sync dir %s: %w", filepath.Base(dir), err)
 	}
 	return nil
+}
+
+// clearNonZero zeroes b, writing only the pages that hold non-zero bytes. Reading a
+// hole of a sparse mapping allocates nothing, writing does: zeroing a mostly
+// unwritten region page by page would allocate all of it (hundreds of MiB for an
+// IndexFile) and, on a full disk, kill the process with SIGBUS.
+func clearNonZero(b []byte) {
+	for len(b) > 0 {
+		n := min(len(zeroPage), len(b))
+		if !bytes.Equal(b[:n], zeroPage[:n]) {
+			clear(b[:n])
+		}
+		b = b[n:]
+	}
+}
+
+var zeroPage [4096]byte
+
+// allocate gives f its size with the blocks reserved (fallocate), so that writing
+// through a mapping of it can never hit a full disk: a page fault that finds no
+// space kills the process with SIGBUS, where fallocate fails cleanly with ENOSPC.
+// Filesystems without fallocate get a sparse file.
+func allocate(f *os.File, size int64) error {
+	err := unix.Fallocate(int(f.Fd()), 0, 0, size)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
+		return f.Truncate(size)
+	}
+	return err
 }

@@ -227,6 +227,8 @@ func newCluster(opts Options) (*Cluster, error) {
 			"autoCreateTopicEnable=true",
 			"defaultTopicQueueNums=4",
 			"adminListen=" + nd.AdminAddr,
+			// Small IndexFiles: they are allocated whole (fallocate) at creation.
+			"maxHashSlotNum=50000", "maxIndexNum=200000",
 			"logLevel=" + opts.LogLevel,
 		}, "\n") + "\n"
 		for _, line := range opts.ExtraConfig {

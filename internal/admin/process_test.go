@@ -209,7 +209,7 @@ func startProcessCluster(t *testing.T) *processCluster {
 			"listenPort=" + strconv.Itoa(ports[1+i]), "namesrvAddr=" + pc.namesrv,
 			"storePathRootDir=" + filepath.Join(dir, id), "dLegerGroup=broker-a",
 			"dLegerPeers=" + strings.Join(peers, ";"), "dLegerPeerClientAddrs=" + strings.Join(clients, ";"),
-			"dLegerSelfId=" + id, "mappedFileSizeCommitLog=8388608", "adminListen=" + pc.httpAddr[id],
+			"dLegerSelfId=" + id, "mappedFileSizeCommitLog=8388608", "maxHashSlotNum=50000", "maxIndexNum=200000", "adminListen=" + pc.httpAddr[id],
 			"raftHeartbeatTimeout=500ms", "raftElectionTimeout=500ms", "raftLeaderLeaseTimeout=250ms", "",
 		}, "\n"))
 		start(id, "broker", "-c", conf)
