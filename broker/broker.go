@@ -128,8 +128,9 @@ type Broker struct {
 	diskFull atomic.Bool
 	// diskCheckedAt is when diskFull was last refreshed (unix nanoseconds).
 	diskCheckedAt atomic.Int64
-	// diskUsedRatio reads the store disk's usage (a seam for tests).
+	// diskUsedRatio and diskFreeBytes read the store disk's usage (seams for tests).
 	diskUsedRatio func() (float64, error)
+	diskFreeBytes func() (uint64, error)
 
 	// sched is the running leader-only schedule service (schedule.go); owned by
 	// the watchRoles goroutine.
@@ -164,6 +165,7 @@ func New(cfg Config, st *store.Store, rep Replica) (*Broker, error) {
 	}
 	b.offsets = newOffsetBuffer()
 	b.diskUsedRatio = st.DiskUsedRatio
+	b.diskFreeBytes = st.DiskFreeBytes
 	b.client = transport.NewClient(transport.ClientConfig{DialTimeout: 3 * time.Second, Logger: b.log.Named("client")})
 	b.nsrv = nameserver.NewClient(b.client)
 	b.server = transport.NewServer(transport.ServerConfig{

@@ -39,14 +39,29 @@ func (b *Broker) checkDisk(now time.Time) {
 	if err != nil {
 		return
 	}
-	full := ratio >= diskFullRatio
+	free, ferr := b.diskFreeBytes()
+	reserve := b.diskReserve()
+	full := ratio >= diskFullRatio || (ferr == nil && free < reserve)
 	if b.diskFull.Swap(full) != full {
 		if full {
-			b.log.Error("disk almost full: refusing new messages", "usedRatio", ratio, "limit", diskFullRatio)
+			b.log.Error("disk almost full: refusing new messages", "usedRatio", ratio, "limit", diskFullRatio,
+				"freeBytes", free, "reserveBytes", reserve)
 		} else {
-			b.log.Info("disk space recovered: accepting messages again", "usedRatio", ratio)
+			b.log.Info("disk space recovered: accepting messages again", "usedRatio", ratio, "freeBytes", free)
 		}
 	}
+}
+
+// raftLogSegmentReserve is what the raft log may claim at once: raft-wal creates
+// its 64 MiB segment files whole, and a node whose raft log cannot append loses the
+// group its quorum (chaos D5 flat-out: "segment is sealed" until restart).
+const raftLogSegmentReserve = 2 * 64 << 20
+
+// diskReserve is the free space below which sends are refused even under
+// diskFullRatio: the next raft log segments and the next CommitLog segment (created
+// whole, ahead of need) must always fit.
+func (b *Broker) diskReserve() uint64 {
+	return uint64(raftLogSegmentReserve + b.store.SegmentSize())
 }
 
 // errDiskFull is the answer to sends while the disk is above diskFullRatio.
@@ -57,7 +72,8 @@ func (b *Broker) errDiskFull() error {
 	if !b.diskFull.Load() {
 		return nil
 	}
-	return fmt.Errorf("%w: disk of %s is more than %.0f%% full", ErrDiskFull, b.cfg.SelfID, diskFullRatio*100)
+	return fmt.Errorf("%w: disk of %s is full: more than %.0f%% used or less than %d MiB free",
+		ErrDiskFull, b.cfg.SelfID, diskFullRatio*100, b.diskReserve()>>20)
 }
 
 // retentionLoop applies the store's retention policy (fileReservedTime at the

@@ -69,6 +69,9 @@ func TestSendRefusedWhileDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.diskUsedRatio = func() (float64, error) { return ratio.Load().(float64), nil }
+	var free atomic.Uint64
+	free.Store(1 << 40)
+	b.diskFreeBytes = func() (uint64, error) { return free.Load(), nil }
 	if err := b.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +84,18 @@ func TestSendRefusedWhileDiskFull(t *testing.T) {
 		t.Fatalf("send on a full disk: code %d %q", r.Code, r.Remark)
 	}
 	ratio.Store(0.5)
+	b.checkDisk(time.Now())
+	if r := tb.call(t, transport.SendMessage, sendExt("TD", 0, ""), []byte("x")); r.ResponseCode() != transport.Success {
+		t.Fatalf("send after space was freed: code %d %q", r.Code, r.Remark)
+	}
+	// Below 90 % but with less free space than the next raft log and CommitLog
+	// segments need: refused too.
+	free.Store(b.diskReserve() - 1)
+	b.checkDisk(time.Now())
+	if r := tb.call(t, transport.SendMessage, sendExt("TD", 0, ""), []byte("x")); r.ResponseCode() != transport.ServiceNotAvailable {
+		t.Fatalf("send below the segment reserve: code %d %q", r.Code, r.Remark)
+	}
+	free.Store(1 << 40)
 	b.checkDisk(time.Now())
 	if r := tb.call(t, transport.SendMessage, sendExt("TD", 0, ""), []byte("x")); r.ResponseCode() != transport.Success {
 		t.Fatalf("send after space was freed: code %d %q", r.Code, r.Remark)

@@ -94,7 +94,7 @@ func TestRequestReplySurvivesLeaderKill(t *testing.T) {
 	c := startCluster(t)
 	topic := unique(t, "RQ")
 	requester := newProducer(t, c)
-	createTopic(t, c, topic, 4) // routable before the consumer starts
+	createTopic(t, c, topic, 4)                          // routable before the consumer starts
 	sendBodies(t, requester, topic, []string{"warm-up"}) // creates the topic
 
 	r := &replier{handled: map[string]int{}}

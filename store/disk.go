@@ -24,3 +24,19 @@ func DiskUsedRatio(dir string) (float64, error) {
 
 // DiskUsedRatio is DiskUsedRatio of the store root.
 func (s *Store) DiskUsedRatio() (float64, error) { return DiskUsedRatio(s.cfg.Dir) }
+
+// DiskFreeBytes is the space available to unprivileged users on the file system
+// holding dir (df's Avail).
+func DiskFreeBytes(dir string) (uint64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, fmt.Errorf("store: statfs: %w", err)
+	}
+	return st.Bavail * uint64(st.Bsize), nil
+}
+
+// DiskFreeBytes is DiskFreeBytes of the store root.
+func (s *Store) DiskFreeBytes() (uint64, error) { return DiskFreeBytes(s.cfg.Dir) }
+
+// SegmentSize is the CommitLog segment size this store writes.
+func (s *Store) SegmentSize() int64 { return s.cfg.CommitLogSegmentSize }

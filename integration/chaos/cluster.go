@@ -228,7 +228,7 @@ func newCluster(opts Options) (*Cluster, error) {
 			"defaultTopicQueueNums=4",
 			"adminListen=" + nd.AdminAddr,
 			// Small IndexFiles: they are allocated whole (fallocate) at creation.
-			"maxHashSlotNum=50000", "maxIndexNum=200000",
+			fmt.Sprintf("maxHashSlotNum=%d", IndexHashSlots), fmt.Sprintf("maxIndexNum=%d", IndexMaxEntries),
 			"logLevel=" + opts.LogLevel,
 		}, "\n") + "\n"
 		for _, line := range opts.ExtraConfig {
@@ -524,3 +524,10 @@ func (c *Cluster) procs() []*Proc {
 	}
 	return out
 }
+
+// IndexFile sizing of every node (maxHashSlotNum, maxIndexNum): small, since
+// IndexFiles are allocated whole at creation; ReadReplica opens stores with the same.
+const (
+	IndexHashSlots  = 50_000
+	IndexMaxEntries = 200_000
+)

@@ -19,7 +19,8 @@ import (
 // every topic). Opening runs the store's recovery, exactly what a restart would do.
 func ReadReplica(node, storeDir string, segmentSize int64, keep func(topic string) bool, log hclog.Logger) (ReplicaLog, error) {
 	rl := ReplicaLog{Node: node, Queues: map[QueueKey][]string{}}
-	s, err := store.Open(store.Config{Dir: storeDir, CommitLogSegmentSize: segmentSize, Logger: log})
+	s, err := store.Open(store.Config{Dir: storeDir, CommitLogSegmentSize: segmentSize,
+		IndexHashSlots: IndexHashSlots, IndexMaxEntries: IndexMaxEntries, Logger: log})
 	if err != nil {
 		return rl, fmt.Errorf("replica %s: open store %s: %w", node, storeDir, err)
 	}
