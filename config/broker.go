@@ -84,9 +84,9 @@ type Broker struct {
 	TransactionTimeOut         time.Duration // transactionTimeOut (ms in the file)
 	TransactionCheckInterval   time.Duration // transactionCheckInterval (ms in the file)
 	TransactionCheckMax        int           // transactionCheckMax
-	LongPollingEnable          bool // longPollingEnable
-	MaxIndexNum                int  // maxIndexNum: entries per IndexFile
-	MaxHashSlotNum             int  // maxHashSlotNum: hash slots per IndexFile
+	LongPollingEnable          bool          // longPollingEnable
+	MaxIndexNum                int           // maxIndexNum: entries per IndexFile
+	MaxHashSlotNum             int           // maxHashSlotNum: hash slots per IndexFile
 
 	Raft        RaftConfig
 	GroupCommit GroupCommitConfig
