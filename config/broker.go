@@ -69,6 +69,10 @@ type Broker struct {
 	PeerClientAddrs   []Peer
 	SelfID            string // dLegerSelfId. Invariant (after Validate): one of Peers
 	PreferredLeaderID string // preferredLeaderId; "" = none. Invariant: "" or one of Peers
+	// Join (dLegerJoin) starts the node without bootstrapping: it waits to be added
+	// to a running group. A fresh node that bootstraps with a peer list the running
+	// group does not share could write a conflicting entry at index 1.
+	Join bool
 
 	MappedFileSizeCommitLog    int64         // mappedFileSizeCommitLog, bytes per CommitLog segment
 	MappedFileSizeConsumeQueue int64         // mappedFileSizeConsumeQueue, bytes; multiple of 20

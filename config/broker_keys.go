@@ -161,6 +161,18 @@ var brokerKeys = []keySpec[Broker]{
 		},
 	},
 	{
+		name: "dLegerJoin", doc: "Start without bootstrapping the group: this node joins a running group after the leader adds it (rocketraft admin raft add-voter / add-nonvoter). Leave false for the group's initial members.",
+		set: func(b *Broker, s string) error {
+			v, err := parseBool(s)
+			if err != nil {
+				return err
+			}
+			b.Join = v
+			return nil
+		},
+		get: func(b *Broker) string { return btoa(b.Join) },
+	},
+	{
 		name: "preferredLeaderId", doc: "Peer that leadership is transferred to when it is healthy; empty for none.",
 		set: func(b *Broker, s string) error { b.PreferredLeaderID = strings.TrimSpace(s); return nil },
 		get: func(b *Broker) string { return b.PreferredLeaderID },

@@ -44,7 +44,7 @@ func TestKeyDocsComplete(t *testing.T) {
 	// The key list; a key dropped from the table fails here.
 	want := []string{
 		"brokerClusterName", "brokerName", "brokerIP1", "listenPort", "namesrvAddr", "storePathRootDir",
-		"dLegerGroup", "dLegerPeers", "dLegerPeerClientAddrs", "dLegerSelfId", "preferredLeaderId",
+		"dLegerGroup", "dLegerPeers", "dLegerPeerClientAddrs", "dLegerSelfId", "dLegerJoin", "preferredLeaderId",
 		"mappedFileSizeCommitLog", "mappedFileSizeConsumeQueue", "fileReservedTime", "deleteWhen",
 		"diskMaxUsedSpaceRatio", "flushDiskType", "flushIntervalCommitLog", "maxMessageSize",
 		"autoCreateTopicEnable", "defaultTopicQueueNums", "messageDelayLevel",

@@ -32,6 +32,7 @@ func testdataBroker() Broker {
 			{ID: "n2", Addr: "10.0.0.7:10911"},
 		},
 		SelfID:                     "n0",
+		Join:                       true,
 		PreferredLeaderID:          "n1",
 		MappedFileSizeCommitLog:    512 << 20,
 		MappedFileSizeConsumeQueue: 120000,

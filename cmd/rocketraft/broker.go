@@ -60,8 +60,10 @@ func nodeConfig(cfg config.Broker, log hclog.Logger) (node.Config, error) {
 	}
 	trans := raft.NewNetworkTransportWithLogger(stream, 3, 10*time.Second, log.Named("raft-net"))
 	var peers []raft.Server
-	for _, p := range cfg.Peers {
-		peers = append(peers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.Addr)})
+	if !cfg.Join { // a joining node starts with no configuration; the leader adds it
+		for _, p := range cfg.Peers {
+			peers = append(peers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.Addr)})
+		}
 	}
 	flushMode := store.FlushAsync
 	if cfg.FlushDiskType == config.SyncFlush {
