@@ -5,8 +5,10 @@
 // # What it owns
 //
 //   - Open/Close of the node's data directory: raft/ (raftlog stores),
-//     snapshots/ (raft's snapshot store, 2 retained), store/ (CommitLog,
-//     ConsumeQueues, IndexFiles and the FSM's apply checkpoint).
+//     snapshots/ (raftlog's CommitLog-aware snapshot store: a local snapshot
+//     is metadata plus a CommitLog range, streamed from the live segments;
+//     2 retained), store/ (CommitLog, ConsumeQueues, IndexFiles and the FSM's
+//     apply checkpoint).
 //   - raft configuration: NoSnapshotRestoreOnStart (the store and apply
 //     checkpoint survive restarts; raft replays only what follows the
 //     checkpoint), BatchApplyCh, timings from Config. A fresh node that is in

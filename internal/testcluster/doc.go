@@ -25,4 +25,9 @@
 //	c.Partition(c.Leader().ID) // isolate the leader
 //	c.Heal()
 //	c.AssertReplicasIdentical()
+//
+// Faults (faults.go) plugs fault injection into Options.Configure: a
+// raftlog.FaultyLogStore per node (fail raft log writes, chaos D1) and a
+// raftlog.PowerLossVFS per node, used by PowerLoss to drop everything not fsynced
+// on every node at once (chaos D2).
 package testcluster
