@@ -11,10 +11,7 @@ import (
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/raft"
-	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/fs"
-	"github.com/hashicorp/raft-wal/segment"
 	"github.com/hashicorp/raft-wal/types"
 )
 
@@ -259,44 +256,5 @@ func (f *powerFile) Sync() error {
 // production opens with OpenStores. The layout is OpenStores' own, so a
 // directory written here reopens with OpenStores (TestPowerLossWALTail).
 func OpenStoresVFS(dir string, vfs types.VFS, logger hclog.Logger) (*Stores, error) {
-	if logger == nil {
-		logger = hclog.NewNullLogger()
-	}
-	logger = logger.Named("raftlog")
-	walDir := filepath.Join(dir, WALDirName)
-	if err := os.MkdirAll(walDir, 0o750); err != nil {
-		return nil, fmt.Errorf("create wal dir %s: %w", walDir, err)
-	}
-	lock, err := lockDir(filepath.Join(dir, LockFileName))
-	if err != nil {
-		return nil, err
-	}
-	s := &Stores{Kind: LogStoreWAL, Dir: dir, closers: []io.Closer{lock}}
-	fail := func(err error) (*Stores, error) {
-		_ = s.Close()
-		return nil, err
-	}
-	w, err := wal.Open(walDir, wal.WithSegmentFiler(segment.NewFiler(walDir, vfs)), wal.WithLogger(logger.Named("wal")))
-	if err != nil {
-		return fail(fmt.Errorf("open wal %s: %w", walDir, err))
-	}
-	ws := &walStore{w: w}
-	s.closers = append(s.closers, ws)
-	cache, err := raft.NewLogCache(logCacheEntries, ws)
-	if err != nil {
-		return fail(fmt.Errorf("log cache: %w", err))
-	}
-	s.Log = cache
-	stablePath := filepath.Join(dir, StableFileName)
-	stable, err := openBolt(stablePath)
-	if err != nil {
-		return fail(fmt.Errorf("open stable store %s: %w", stablePath, err))
-	}
-	s.closers = append(s.closers, stable)
-	s.Stable = &stableStore{db: stable}
-	if err := syncDir(dir); err != nil {
-		return fail(err)
-	}
-	logger.Info("opened raft stores on a test file layer", "dir", dir)
-	return s, nil
+	return openStoresOn(dir, LogStoreWAL, vfs, logger)
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/segment"
+	"github.com/hashicorp/raft-wal/types"
 	"go.etcd.io/bbolt"
 )
 
@@ -87,6 +89,12 @@ type Stores struct {
 // OpenStores opens (creating if needed) the log and stable stores under dir.
 // kind "" means LogStoreWAL. logger may be nil.
 func OpenStores(dir string, kind LogStoreKind, logger hclog.Logger) (*Stores, error) {
+	return openStoresOn(dir, kind, nil, logger)
+}
+
+// openStoresOn is OpenStores with raft-wal's segment files on vfs (nil = the real
+// file system).
+func openStoresOn(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.Logger) (*Stores, error) {
 	kind, err := ParseLogStoreKind(string(kind))
 	if err != nil {
 		return nil, err
@@ -108,7 +116,7 @@ func OpenStores(dir string, kind LogStoreKind, logger hclog.Logger) (*Stores, er
 		return nil, err
 	}
 
-	backend, closer, err := openLogBackend(dir, kind, logger)
+	backend, closer, err := openLogBackend(dir, kind, vfs, logger)
 	if err != nil {
 		return fail(err)
 	}
@@ -146,14 +154,20 @@ func OpenStores(dir string, kind LogStoreKind, logger hclog.Logger) (*Stores, er
 	return s, nil
 }
 
-func openLogBackend(dir string, kind LogStoreKind, logger hclog.Logger) (raft.LogStore, io.Closer, error) {
+func openLogBackend(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.Logger) (raft.LogStore, io.Closer, error) {
 	switch kind {
 	case LogStoreWAL:
 		walDir := filepath.Join(dir, WALDirName)
 		if err := os.MkdirAll(walDir, 0o750); err != nil {
 			return nil, nil, fmt.Errorf("create wal dir %s: %w", walDir, err)
 		}
-		w, err := wal.Open(walDir, wal.WithLogger(logger.Named("wal")))
+		var w *wal.WAL
+		var err error
+		if vfs != nil {
+			w, err = wal.Open(walDir, wal.WithSegmentFiler(segment.NewFiler(walDir, vfs)), wal.WithLogger(logger.Named("wal")))
+		} else {
+			w, err = wal.Open(walDir, wal.WithLogger(logger.Named("wal")))
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("open wal %s: %w", walDir, err)
 		}
