@@ -132,12 +132,10 @@ type Broker struct {
 	diskUsedRatio func() (float64, error)
 	diskFreeBytes func() (uint64, error)
 
-	// sched is the running leader-only schedule service (schedule.go); owned by
-	// the watchRoles goroutine.
-	sched *scheduleRunner
-	// txCheck is the running leader-only transaction check service
-	// (transaction_check.go); owned by the watchRoles goroutine.
-	txCheck *txCheckRunner
+	// leaderServices run only while this node leads: the schedule service
+	// (schedule.go) and the transaction check-back (transaction_check.go);
+	// owned by the watchRoles goroutine.
+	leaderServices []*leaderService
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -164,6 +162,10 @@ func New(cfg Config, st *store.Store, rep Replica) (*Broker, error) {
 		cancel:    cancel,
 	}
 	b.offsets = newOffsetBuffer()
+	b.leaderServices = []*leaderService{
+		{name: "schedule service", newRun: b.newScheduleRun},
+		{name: "transaction check service", newRun: b.newTxCheckRun},
+	}
 	b.diskUsedRatio = st.DiskUsedRatio
 	b.diskFreeBytes = st.DiskFreeBytes
 	b.client = transport.NewClient(transport.ClientConfig{DialTimeout: 3 * time.Second, Logger: b.log.Named("client")})
@@ -234,13 +236,22 @@ func (b *Broker) currentStatus() ReplicaStatus {
 	return b.status
 }
 
+// leaderServicesRoleChanged starts or stops every leader-only service.
+func (b *Broker) leaderServicesRoleChanged(st ReplicaStatus) {
+	for _, s := range b.leaderServices {
+		s.roleChanged(b.ctx, b.log, st)
+	}
+}
+
 // watchRoles re-registers with every nameserver at once on every role change.
 func (b *Broker) watchRoles() {
 	ch := b.replica.RoleChanges()
-	defer b.stopSchedule()
-	defer b.stopTransactionCheck()
-	b.scheduleRoleChanged(b.currentStatus())
-	b.transactionRoleChanged(b.currentStatus())
+	defer func() {
+		for _, s := range b.leaderServices {
+			s.stop(b.log)
+		}
+	}()
+	b.leaderServicesRoleChanged(b.currentStatus())
 	for {
 		select {
 		case <-b.ctx.Done():
@@ -253,8 +264,7 @@ func (b *Broker) watchRoles() {
 			prev := b.status
 			b.status = st
 			b.mu.Unlock()
-			b.scheduleRoleChanged(st)
-			b.transactionRoleChanged(st)
+			b.leaderServicesRoleChanged(st)
 			if prev.Role != st.Role || prev.Term != st.Term {
 				b.log.Info("role changed", "role", st.Role, "term", st.Term, "leader", st.LeaderID)
 				if st.Role == RoleLeader {

@@ -301,45 +301,13 @@ func (s *scheduleService) realMessage(rec []byte, nowMS int64) ([]byte, error) {
 	return store.AppendMessage(nil, &out)
 }
 
-// scheduleRunner starts and stops the service as the role changes.
-type scheduleRunner struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-// scheduleRoleChanged starts the schedule service when this node became leader
-// (RoleLeader is reported after the barrier) and stops it on any other role.
-// Called from watchRoles only.
-func (b *Broker) scheduleRoleChanged(st ReplicaStatus) {
-	if st.Role == RoleLeader {
-		if b.sched != nil {
-			return
-		}
-		svc := newScheduleService(scheduleConfig{
-			Levels: b.cfg.MessageDelayLevel, StoreHost: b.storeHost, Logger: b.log,
-		}, b.store, b.replica)
-		ctx, cancel := context.WithCancel(b.ctx)
-		r := &scheduleRunner{cancel: cancel, done: make(chan struct{})}
-		b.sched = r
-		go func() {
-			defer close(r.done)
-			svc.run(ctx)
-		}()
-		b.log.Info("schedule service started", "term", st.Term, "levels", len(svc.cfg.Levels))
-		return
-	}
-	b.stopSchedule()
-}
-
-// stopSchedule stops the service and waits for its last proposal to return.
-func (b *Broker) stopSchedule() {
-	if b.sched == nil {
-		return
-	}
-	b.sched.cancel()
-	<-b.sched.done
-	b.sched = nil
-	b.log.Info("schedule service stopped")
+// newScheduleRun builds the schedule service for a new leader term
+// (leaderService.newRun).
+func (b *Broker) newScheduleRun(ReplicaStatus) func(context.Context) {
+	svc := newScheduleService(scheduleConfig{
+		Levels: b.cfg.MessageDelayLevel, StoreHost: b.storeHost, Logger: b.log,
+	}, b.store, b.replica)
+	return svc.run
 }
 
 // fsmAdvances converts the broker's advances to the FSM command's.

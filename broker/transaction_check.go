@@ -313,22 +313,9 @@ func (s *txCheckService) checkRequest(hm halfMessage, qo store.QueueOffset) (*tr
 	return transport.NewRequest(transport.CheckTransactionState, ext, body), nil
 }
 
-// txCheckRunner is the running service's handle.
-type txCheckRunner struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-// transactionRoleChanged starts the check service when this node became leader
-// (after its barrier) and stops it on any other role. Called from watchRoles only.
-func (b *Broker) transactionRoleChanged(st ReplicaStatus) {
-	if st.Role != RoleLeader {
-		b.stopTransactionCheck()
-		return
-	}
-	if b.txCheck != nil {
-		return
-	}
+// newTxCheckRun builds the transaction check service for a new leader term
+// (leaderService.newRun).
+func (b *Broker) newTxCheckRun(ReplicaStatus) func(context.Context) {
 	svc := newTxCheckService(txCheckConfig{
 		Timeout: b.cfg.TransactionTimeout, Interval: b.cfg.TransactionCheckInterval, CheckMax: b.cfg.TransactionCheckMax,
 		BrokerName: b.cfg.BrokerName, StoreHost: b.storeHost, Logger: b.log,
@@ -340,23 +327,5 @@ func (b *Broker) transactionRoleChanged(st ReplicaStatus) {
 		},
 		EnsureTopic: b.ensureTopic,
 	}, b.store, b.replica)
-	ctx, cancel := context.WithCancel(b.ctx)
-	r := &txCheckRunner{cancel: cancel, done: make(chan struct{})}
-	b.txCheck = r
-	go func() {
-		defer close(r.done)
-		svc.run(ctx)
-	}()
-	b.log.Info("transaction check service started", "term", st.Term, "timeout", svc.cfg.Timeout, "interval", svc.cfg.Interval, "checkMax", svc.cfg.CheckMax)
-}
-
-// stopTransactionCheck stops the service and waits for its last proposal.
-func (b *Broker) stopTransactionCheck() {
-	if b.txCheck == nil {
-		return
-	}
-	b.txCheck.cancel()
-	<-b.txCheck.done
-	b.txCheck = nil
-	b.log.Info("transaction check service stopped")
+	return svc.run
 }
