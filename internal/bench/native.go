@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rocketraft/rocketraft/nameserver"
+	"github.com/rocketraft/rocketraft/store"
 	"github.com/rocketraft/rocketraft/transport"
 )
 
@@ -88,17 +89,6 @@ func encodeBatchBody(bodies [][]byte, props []string) []byte {
 	return b
 }
 
-func properties(kv ...string) string {
-	var s []byte
-	for i := 0; i+1 < len(kv); i += 2 {
-		s = append(s, kv[i]...)
-		s = append(s, 1)
-		s = append(s, kv[i+1]...)
-		s = append(s, 2)
-	}
-	return string(s)
-}
-
 var errSendFailed = errors.New("send failed")
 
 // produceNative runs the load with the project's own client.
@@ -148,11 +138,12 @@ func produceNative(ctx context.Context, o ProduceOptions) (Result, error) {
 			code, ext["batch"] = transport.SendBatchMessage, "true"
 			bodies, props := make([][]byte, o.Batch), make([]string, o.Batch)
 			for i := range bodies {
-				bodies[i], props[i] = body, properties("KEYS", "k"+strconv.FormatInt(first+int64(i), 10))
+				bodies[i], props[i] = body, store.EncodeProperties(map[string]string{store.PropertyKeys: "k" + strconv.FormatInt(first+int64(i), 10)})
 			}
 			payload = encodeBatchBody(bodies, props)
 		} else {
-			ext["properties"] = properties("KEYS", "k"+strconv.FormatInt(first, 10), "UNIQ_KEY", fmt.Sprintf("BENCH%027d", first))
+			ext["properties"] = store.EncodeProperties(map[string]string{
+				store.PropertyKeys: "k" + strconv.FormatInt(first, 10), store.PropertyUniqKey: fmt.Sprintf("BENCH%027d", first)})
 			payload = body
 		}
 		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)

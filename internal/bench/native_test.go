@@ -9,7 +9,7 @@ import (
 )
 
 func TestBatchBodyLayout(t *testing.T) {
-	b := encodeBatchBody([][]byte{[]byte("ab"), []byte("cde")}, []string{properties("KEYS", "k1"), ""})
+	b := encodeBatchBody([][]byte{[]byte("ab"), []byte("cde")}, []string{store.EncodeProperties(map[string]string{store.PropertyKeys: "k1"}), ""})
 	// element 1: 20-byte header + 2 body + 2 proplen + 8 props
 	if total := binary.BigEndian.Uint32(b[0:]); total != 32 {
 		t.Fatalf("first element TOTALSIZE %d, want 32", total)
