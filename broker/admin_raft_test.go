@@ -4,112 +4,46 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
-
+	"github.com/rocketraft/rocketraft/broker/adminapi"
+	"github.com/rocketraft/rocketraft/broker/replica"
+	"github.com/rocketraft/rocketraft/fsm"
+	"github.com/rocketraft/rocketraft/internal/fakereplica"
 	"github.com/rocketraft/rocketraft/store"
 	"github.com/rocketraft/rocketraft/transport"
 )
 
-// adminFake is a Replica and RaftAdmin whose answers the test sets.
-type adminFake struct {
-	mu       sync.Mutex
-	status   ReplicaStatus
-	topics   []TopicConfig
-	offsets  map[offsetKey]store.QueueOffset
-	peers    []RaftPeer
-	calls    []string
-	snapErr  error
-	changes  chan ReplicaStatus
-	transfer string
-}
-
-func (f *adminFake) PutMessages(context.Context, [][]byte) ([]PutResult, error) {
-	return nil, ErrNotLeader
-}
-func (f *adminFake) UpsertTopic(context.Context, TopicConfig) error                   { return nil }
-func (f *adminFake) DeleteTopic(context.Context, string) error                        { return nil }
-func (f *adminFake) UpsertSubscriptionGroup(context.Context, SubscriptionGroup) error { return nil }
-func (f *adminFake) CommitOffsets(context.Context, []ConsumerOffset) error            { return nil }
-func (f *adminFake) Topic(name string) (TopicConfig, bool) {
-	for _, t := range f.topics {
-		if t.Name == name {
-			return t, true
-		}
-	}
-	return TopicConfig{}, false
-}
-func (f *adminFake) Topics() []TopicConfig                   { return f.topics }
-func (f *adminFake) SubscriptionGroups() []SubscriptionGroup { return nil }
-func (f *adminFake) ConsumerOffset(g, t string, q int32) (store.QueueOffset, bool) {
-	off, ok := f.offsets[offsetKey{g, t, q}]
-	return off, ok
-}
-func (f *adminFake) DataVersion() int64 { return 1 }
-func (f *adminFake) Status() ReplicaStatus {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.status
-}
-func (f *adminFake) RoleChanges() <-chan ReplicaStatus { return f.changes }
-func (f *adminFake) TransferLeadership(_ context.Context, to string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.transfer = "to=" + to
-	return nil
-}
-func (f *adminFake) Peers() ([]RaftPeer, error) { return append([]RaftPeer(nil), f.peers...), nil }
-func (f *adminFake) AddVoter(_ context.Context, id, addr string) error {
-	f.calls = append(f.calls, "voter "+id+" "+addr)
-	return nil
-}
-func (f *adminFake) AddNonvoter(_ context.Context, id, addr string) error {
-	f.calls = append(f.calls, "nonvoter "+id+" "+addr)
-	return nil
-}
-func (f *adminFake) RemoveServer(_ context.Context, id string) error {
-	f.calls = append(f.calls, "remove "+id)
-	return nil
-}
-func (f *adminFake) Snapshot() error { return f.snapErr }
-func (f *adminFake) RaftStats() map[string]string {
-	return map[string]string{"last_contact": "0", "num_peers": "2", "last_snapshot_index": "7", "applied_index": "41"}
-}
-
-func newAdminBroker(t *testing.T, rep Replica) (*Broker, *store.Store) {
+// newAdminBroker builds (without starting) a broker over f and a fresh store
+// of its own; requests go straight to its handler chain.
+func newAdminBroker(t *testing.T, f func(st *store.Store) *fakereplica.Replica) (*Broker, *fakereplica.Replica, *store.Store) {
 	t.Helper()
 	st, err := store.Open(store.Config{Dir: t.TempDir(), CommitLogSegmentSize: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
+	rep := f(st)
 	b, err := New(Config{ClusterName: "c", BrokerName: "broker-a", ClientAddr: "127.0.0.1:10911", SelfID: "n0",
 		Peers: []Peer{{ID: "n0", ClientAddr: "127.0.0.1:10911"}, {ID: "n1"}}}, st, rep)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.client.Close() })
-	b.status = rep.Status()
-	return b, st
+	return b, rep, st
 }
 
-func leaderFake() *adminFake {
-	return &adminFake{
-		status: ReplicaStatus{Role: RoleLeader, Term: 3, SelfID: "n0", LeaderID: "n0", AppliedIndex: 40, CommitIndex: 41, LastIndex: 42},
-		peers: []RaftPeer{{ID: "n0", Address: "127.0.0.1:40911", Suffrage: "Voter"},
-			{ID: "n1", Address: "127.0.0.1:40921", Suffrage: "Nonvoter"}},
-		offsets: map[offsetKey]store.QueueOffset{},
-		changes: make(chan ReplicaStatus, 1),
-	}
+// leaderFake is a leader at term 3 with two peers and raft counters set.
+func leaderFake(st *store.Store) *fakereplica.Replica {
+	f := fakereplica.New(st, replica.RoleLeader)
+	f.SetStatusQuietly(replica.Status{Role: replica.RoleLeader, Term: 3, SelfID: "n0", LeaderID: "n0", AppliedIndex: 40, CommitIndex: 41, LastIndex: 42})
+	f.PeerList = []replica.Peer{{ID: "n0", Address: "127.0.0.1:40911", Suffrage: "Voter"},
+		{ID: "n1", Address: "127.0.0.1:40921", Suffrage: "Nonvoter"}}
+	f.Stats = map[string]string{"last_contact": "0", "num_peers": "2", "last_snapshot_index": "7", "applied_index": "41"}
+	return f
 }
 
 func call(t *testing.T, b *Broker, code transport.RequestCode, ext map[string]string) *transport.Command {
@@ -122,8 +56,7 @@ func call(t *testing.T, b *Broker, code transport.RequestCode, ext map[string]st
 }
 
 func TestRuntimeInfoTable(t *testing.T) {
-	f := leaderFake()
-	b, _ := newAdminBroker(t, f)
+	b, _, _ := newAdminBroker(t, leaderFake)
 	resp := call(t, b, transport.GetBrokerRuntimeInfo, nil)
 	var body struct{ Table map[string]string }
 	if err := json.Unmarshal(resp.Body, &body); err != nil || resp.ResponseCode() != transport.Success {
@@ -139,8 +72,8 @@ func TestRuntimeInfoTable(t *testing.T) {
 }
 
 func TestRaftPeersMarksLeader(t *testing.T) {
-	b, _ := newAdminBroker(t, leaderFake())
-	var body struct{ Servers []RaftPeer }
+	b, _, _ := newAdminBroker(t, leaderFake)
+	var body struct{ Servers []replica.Peer }
 	if err := json.Unmarshal(call(t, b, transport.RaftPeers, nil).Body, &body); err != nil {
 		t.Fatal(err)
 	}
@@ -150,8 +83,7 @@ func TestRaftPeersMarksLeader(t *testing.T) {
 }
 
 func TestRaftChangesOnLeader(t *testing.T) {
-	f := leaderFake()
-	b, _ := newAdminBroker(t, f)
+	b, f, _ := newAdminBroker(t, leaderFake)
 	ok := func(code transport.RequestCode, ext map[string]string) {
 		t.Helper()
 		if r := call(t, b, code, ext); r.ResponseCode() != transport.Success {
@@ -162,15 +94,15 @@ func TestRaftChangesOnLeader(t *testing.T) {
 	ok(transport.RaftAddNonvoter, map[string]string{"id": "n4", "address": "127.0.0.1:40951"})
 	ok(transport.RaftRemoveServer, map[string]string{"id": "n4"})
 	ok(transport.RaftTransferLeader, map[string]string{"id": "n1"})
-	if got := strings.Join(f.calls, ","); got != "voter n3 127.0.0.1:40941,nonvoter n4 127.0.0.1:40951,remove n4" {
+	if got := strings.Join(f.Calls(), ","); got != "voter n3 127.0.0.1:40941,nonvoter n4 127.0.0.1:40951,remove n4" {
 		t.Fatalf("calls = %s", got)
 	}
-	if f.transfer != "to=n1" {
-		t.Fatalf("transfer = %s", f.transfer)
+	if got := f.TransferTargets(); len(got) != 1 || got[0] != "n1" {
+		t.Fatalf("transfers = %q, want [n1]", got)
 	}
 	ok(transport.RaftTransferLeader, nil)
-	if f.transfer != "to=" {
-		t.Fatalf("transfer to any = %s", f.transfer)
+	if got := f.TransferTargets(); len(got) != 2 || got[1] != "" {
+		t.Fatalf("transfer to any = %q, want a second, empty target", got)
 	}
 
 	bad := []struct {
@@ -191,29 +123,32 @@ func TestRaftChangesOnLeader(t *testing.T) {
 }
 
 func TestRaftChangeOnFollowerForwardsOrRefuses(t *testing.T) {
-	f := leaderFake()
-	f.status.Role, f.status.LeaderID = RoleFollower, "n1" // n1 has no client address
-	b, _ := newAdminBroker(t, f)
+	b, f, _ := newAdminBroker(t, func(st *store.Store) *fakereplica.Replica {
+		f := leaderFake(st)
+		st0 := f.Status()
+		st0.Role, st0.LeaderID = replica.RoleFollower, "n1" // n1 has no client address
+		f.SetStatusQuietly(st0)
+		return f
+	})
 	r := call(t, b, transport.RaftRemoveServer, map[string]string{"id": "n0"})
-	if r.ResponseCode() != transport.ServiceNotAvailable || len(f.calls) != 0 {
-		t.Fatalf("follower executed or misanswered: %s %q calls=%v", r.ResponseCode(), r.Remark, f.calls)
+	if r.ResponseCode() != transport.ServiceNotAvailable || len(f.Calls()) != 0 {
+		t.Fatalf("follower executed or misanswered: %s %q calls=%v", r.ResponseCode(), r.Remark, f.Calls())
 	}
 	// A request already forwarded once is never forwarded again.
-	r = call(t, b, transport.ConsumerProgress, map[string]string{"consumerGroup": "g", extForwarded: "n2"})
+	r = call(t, b, transport.ConsumerProgress, map[string]string{"consumerGroup": "g", "rocketraftForwarded": "n2"})
 	if r.ResponseCode() != transport.ServiceNotAvailable || !strings.Contains(r.Remark, "not the leader") {
 		t.Fatalf("forward loop guard: %s %q", r.ResponseCode(), r.Remark)
 	}
 }
 
 func TestRaftSnapshotNothingNewIsSuccess(t *testing.T) {
-	f := leaderFake()
-	f.snapErr = ErrNothingToSnapshot
-	b, _ := newAdminBroker(t, f)
+	b, f, _ := newAdminBroker(t, leaderFake)
+	f.SnapshotErr = replica.ErrNothingToSnapshot
 	r := call(t, b, transport.RaftSnapshot, nil)
 	if r.ResponseCode() != transport.Success || !strings.Contains(string(r.Body), "nothing new") {
 		t.Fatalf("%s %s", r.ResponseCode(), r.Body)
 	}
-	f.snapErr = errors.New("disk full")
+	f.SnapshotErr = errors.New("disk full")
 	if r := call(t, b, transport.RaftSnapshot, nil); r.ResponseCode() != transport.SystemError {
 		t.Fatalf("failure answered %s", r.ResponseCode())
 	}
@@ -241,163 +176,43 @@ func appendMessages(t *testing.T, st *store.Store, topic string, queue int32, n 
 }
 
 func TestConsumerProgress(t *testing.T) {
-	f := leaderFake()
-	f.topics = []TopicConfig{{Name: "T", ReadQueueNums: 2, WriteQueueNums: 2}, {Name: "U", ReadQueueNums: 1, WriteQueueNums: 1}}
-	f.offsets[offsetKey{"g", "T", 0}] = 3
-	b, st := newAdminBroker(t, f)
+	b, f, st := newAdminBroker(t, leaderFake)
+	ctx := context.Background()
+	for _, topic := range []fsm.TopicConfig{{Name: "T", ReadQueueNums: 2, WriteQueueNums: 2}, {Name: "U", ReadQueueNums: 1, WriteQueueNums: 1}} {
+		if err := f.UpsertTopic(ctx, topic); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.CommitOffsets(ctx, []fsm.OffsetEntry{{Group: "g", Topic: "T", QueueID: 0, Offset: 3}}); err != nil {
+		t.Fatal(err)
+	}
 	appendMessages(t, st, "T", 0, 5)
 	appendMessages(t, st, "T", 1, 2)
-	b.offsets.put(offsetKey{"g", "T", 1}, 1) // pending on the leader: counts
+	b.offsets.Put("g", "T", 1, 1) // pending on the leader: counts
 
-	decode := func(ext map[string]string) GroupProgress {
+	decode := func(ext map[string]string) adminapi.GroupProgress {
 		t.Helper()
 		r := call(t, b, transport.ConsumerProgress, ext)
-		var gp GroupProgress
+		var gp adminapi.GroupProgress
 		if err := json.Unmarshal(r.Body, &gp); err != nil || r.ResponseCode() != transport.Success {
 			t.Fatalf("%s %q %v", r.ResponseCode(), r.Remark, err)
 		}
 		return gp
 	}
 	gp := decode(map[string]string{"consumerGroup": "g"})
-	want := []QueueProgress{{"T", 0, 5, 3, 2}, {"T", 1, 2, 1, 1}}
+	want := []adminapi.QueueProgress{
+		{Topic: "T", QueueID: 0, BrokerOffset: 5, ConsumerOffset: 3, Lag: 2},
+		{Topic: "T", QueueID: 1, BrokerOffset: 2, ConsumerOffset: 1, Lag: 1},
+	}
 	if gp.BrokerName != "broker-a" || len(gp.Queues) != 2 || gp.Queues[0] != want[0] || gp.Queues[1] != want[1] {
 		t.Fatalf("progress = %+v", gp)
 	}
 	// Naming a topic lists its queues even without an offset.
 	gp = decode(map[string]string{"consumerGroup": "g", "topic": "U"})
-	if len(gp.Queues) != 1 || gp.Queues[0] != (QueueProgress{"U", 0, 0, -1, 0}) {
+	if len(gp.Queues) != 1 || gp.Queues[0] != (adminapi.QueueProgress{Topic: "U", QueueID: 0, BrokerOffset: 0, ConsumerOffset: -1, Lag: 0}) {
 		t.Fatalf("topic U = %+v", gp.Queues)
 	}
 	if r := call(t, b, transport.ConsumerProgress, nil); r.ResponseCode() != transport.InvalidParameter {
 		t.Fatalf("missing group: %s", r.ResponseCode())
 	}
-}
-
-func TestQueueProgressLag(t *testing.T) {
-	cases := []struct {
-		off            store.QueueOffset
-		committed      bool
-		minOff, maxOff store.QueueOffset
-		wantLag        int64
-		wantConsumer   store.QueueOffset
-	}{
-		{3, true, 0, 10, 7, 3},
-		{0, false, 4, 10, 6, -1},
-		{12, true, 0, 10, 0, 12}, // an offset past max (retention reset) is no negative lag
-	}
-	for _, c := range cases {
-		p := queueProgress("T", 0, c.off, c.committed, c.minOff, c.maxOff)
-		if p.Lag != c.wantLag || p.ConsumerOffset != c.wantConsumer || p.BrokerOffset != c.maxOff {
-			t.Errorf("%+v → %+v", c, p)
-		}
-	}
-}
-
-func TestReadiness(t *testing.T) {
-	cases := []struct {
-		st   ReplicaStatus
-		want bool
-	}{
-		{ReplicaStatus{Role: RoleFollower, LeaderID: "n0", AppliedIndex: 10, CommitIndex: 110}, true},
-		{ReplicaStatus{Role: RoleFollower, LeaderID: "n0", AppliedIndex: 10, CommitIndex: 111}, false},
-		{ReplicaStatus{Role: RoleCandidate, AppliedIndex: 10, CommitIndex: 10}, false},
-		{ReplicaStatus{Role: RoleShutdown, LeaderID: "n0"}, false},
-	}
-	for _, c := range cases {
-		if got, why := Readiness(c.st, 100); got != c.want {
-			t.Errorf("%+v: ready=%v (%s)", c.st, got, why)
-		}
-	}
-}
-
-func TestMetricsAndAdminHTTP(t *testing.T) {
-	f := leaderFake()
-	m := NewMetrics()
-	rep := WithMetrics(f, m)
-	if _, ok := rep.(RaftAdmin); !ok {
-		t.Fatal("instrumented replica hides RaftAdmin")
-	}
-	b, _ := newAdminBroker(t, rep)
-	m.Watch(b)
-	call(t, b, transport.GetMaxOffset, map[string]string{"topic": "T", "queueId": "0"})
-	call(t, b, transport.GetMaxOffset, map[string]string{"topic": "T"})
-	call(t, b, transport.RequestCode(9999), nil)
-	if n := counterValue(t, m.requests.WithLabelValues("GET_MAX_OFFSET(30)", "SUCCESS(0)")); n != 1 {
-		t.Errorf("GET_MAX_OFFSET success = %v", n)
-	}
-	if n := counterValue(t, m.requests.WithLabelValues("GET_MAX_OFFSET(30)", "INVALID_PARAMETER(29)")); n != 1 {
-		t.Errorf("GET_MAX_OFFSET invalid = %v", n)
-	}
-	if n := counterValue(t, m.requests.WithLabelValues("other", "REQUEST_CODE_NOT_SUPPORTED(3)")); n != 1 {
-		t.Errorf("unknown code = %v", n)
-	}
-
-	// Role changes through the relay count terms.
-	ch := rep.RoleChanges()
-	f.changes <- ReplicaStatus{Role: RoleLeader, Term: 5, LeaderID: "n0"}
-	select {
-	case st := <-ch:
-		if st.Term != 5 {
-			t.Fatalf("relayed %+v", st)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("no relayed role change")
-	}
-	if n := counterValue(t, m.elections); n != 2 {
-		t.Errorf("term changes = %v, want 2 (3 → 5)", n)
-	}
-
-	srv := httptest.NewServer(b.AdminHandler(m, DefaultReadyMaxLag))
-	defer srv.Close()
-	get := func(path string) (int, string) {
-		t.Helper()
-		resp, err := http.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
-	}
-	if code, _ := get("/healthz"); code != 200 {
-		t.Errorf("/healthz %d", code)
-	}
-	if code, body := get("/readyz"); code != 200 || !strings.Contains(body, "leader=n0") {
-		t.Errorf("/readyz %d %s", code, body)
-	}
-	code, body := get("/metrics")
-	for _, want := range []string{"rocketraft_raft_term 3", `rocketraft_raft_role{role="LEADER"} 1`,
-		"rocketraft_raft_applied_index 40", "rocketraft_store_commitlog_max_offset_bytes 0",
-		"rocketraft_raft_last_contact_seconds 0", "rocketraft_broker_requests_total", "go_goroutines",
-		"rocketraft_store_dispatch_lag_bytes 0", "rocketraft_store_unflushed_bytes 0", "rocketraft_store_flush_duration_seconds_count"} {
-		if !strings.Contains(body, want) {
-			t.Errorf("/metrics (%d) lacks %q", code, want)
-		}
-	}
-	f.mu.Lock()
-	f.status.LeaderID = ""
-	f.mu.Unlock()
-	if code, _ := get("/readyz"); code != http.StatusServiceUnavailable {
-		t.Errorf("/readyz without leader %d", code)
-	}
-}
-
-func TestParseLastContact(t *testing.T) {
-	for in, want := range map[string]time.Duration{"0": 0, "12.5ms": 12500 * time.Microsecond, "2s": 2 * time.Second} {
-		if d, ok := parseLastContact(in); !ok || d != want {
-			t.Errorf("%q → %v %v", in, d, ok)
-		}
-	}
-	if _, ok := parseLastContact("never"); ok {
-		t.Error("never parsed")
-	}
-}
-
-func counterValue(t *testing.T, c prometheus.Counter) float64 {
-	t.Helper()
-	var m dto.Metric
-	if err := c.Write(&m); err != nil {
-		t.Fatal(err)
-	}
-	return m.GetCounter().GetValue()
 }

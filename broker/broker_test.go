@@ -1,6 +1,10 @@
 package broker
 
 import (
+	"github.com/rocketraft/rocketraft/broker/clientapi"
+	"github.com/rocketraft/rocketraft/broker/replica"
+	"github.com/rocketraft/rocketraft/internal/fakereplica"
+
 	"context"
 	"encoding/json"
 	"strconv"
@@ -14,25 +18,33 @@ import (
 	"github.com/rocketraft/rocketraft/transport"
 )
 
+// Pull sysFlag bits (PullSysFlag.java), as clients set them.
+const (
+	pullFlagSuspend      = 0x2
+	pullFlagSubscription = 0x4
+)
+
 type testBroker struct {
 	b       *Broker
 	st      *store.Store
-	replica *fakeReplica
+	replica *fakereplica.Replica
 	client  *transport.Client
 }
 
-func startTestBroker(t *testing.T, role Role, peers []Peer) *testBroker {
+func startTestBroker(t *testing.T, role replica.Role, peers []Peer) *testBroker {
 	t.Helper()
 	st, err := store.Open(store.Config{Dir: t.TempDir(), CommitLogSegmentSize: 1 << 20, ConsumeQueueEntriesPerFile: 1000, IndexHashSlots: 100, IndexMaxEntries: 400})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := newFakeReplica(st, role)
-	if role != RoleLeader {
-		rep.status.SelfID, rep.status.LeaderID = "n1", "n0"
+	rep := fakereplica.New(st, role)
+	if role != replica.RoleLeader {
+		st := rep.Status()
+		st.SelfID, st.LeaderID = "n1", "n0"
+		rep.SetStatusQuietly(st)
 	}
 	self := "n0"
-	if role != RoleLeader {
+	if role != replica.RoleLeader {
 		self = "n1"
 	}
 	b, err := New(Config{
@@ -108,7 +120,7 @@ func heartbeat(t *testing.T, tb *testBroker, group, topic string, tags ...string
 }
 
 func TestSendThenPullDecodesWithRealClient(t *testing.T) {
-	tb := startTestBroker(t, RoleLeader, nil)
+	tb := startTestBroker(t, replica.RoleLeader, nil)
 	for i, tag := range []string{"a", "b", "a"} {
 		r := tb.call(t, transport.SendMessage, sendExt("T1", 0, props(store.PropertyTags, tag, store.PropertyUniqKey, "U"+strconv.Itoa(i), store.PropertyKeys, "k"+strconv.Itoa(i))), []byte("body-"+strconv.Itoa(i)))
 		if r.ResponseCode() != transport.Success {
@@ -159,7 +171,7 @@ func TestSendThenPullDecodesWithRealClient(t *testing.T) {
 }
 
 func TestLongPollWakesOnNewMessage(t *testing.T) {
-	tb := startTestBroker(t, RoleLeader, nil)
+	tb := startTestBroker(t, replica.RoleLeader, nil)
 	if r := tb.call(t, transport.SendMessage, sendExt("T2", 1, ""), []byte("first")); r.ResponseCode() != transport.Success {
 		t.Fatal(r.Remark)
 	}
@@ -193,7 +205,7 @@ func TestLongPollWakesOnNewMessage(t *testing.T) {
 }
 
 func TestConsumerOffsetRules(t *testing.T) {
-	tb := startTestBroker(t, RoleLeader, nil)
+	tb := startTestBroker(t, replica.RoleLeader, nil)
 	tb.call(t, transport.SendMessage, sendExt("T3", 0, ""), []byte("x"))
 	q := map[string]string{"consumerGroup": "g", "topic": "T3", "queueId": "0"}
 	// A new group starts at 0 while message 0 is still stored (offset-0 rule).
@@ -207,7 +219,7 @@ func TestConsumerOffsetRules(t *testing.T) {
 	if r := tb.call(t, transport.QueryConsumerOffset, q, nil); r.ExtFields["offset"] != "1" {
 		t.Fatalf("after update: %v", r.ExtFields)
 	}
-	if err := tb.b.flushOffsets(context.Background()); err != nil {
+	if err := tb.b.offsets.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if off, ok := tb.replica.ConsumerOffset("g", "T3", 0); !ok || off != 1 {
@@ -216,7 +228,7 @@ func TestConsumerOffsetRules(t *testing.T) {
 }
 
 func TestBadInputGetsSpecificCodes(t *testing.T) {
-	tb := startTestBroker(t, RoleLeader, nil)
+	tb := startTestBroker(t, replica.RoleLeader, nil)
 	cases := []struct {
 		name string
 		code transport.RequestCode
@@ -250,8 +262,8 @@ func TestBadInputGetsSpecificCodes(t *testing.T) {
 }
 
 func TestBatchSendAnswersCommaJoinedIDs(t *testing.T) {
-	tb := startTestBroker(t, RoleLeader, nil)
-	body := encodeBatch([]batchElement{{Body: []byte("m1")}, {Body: []byte("m2"), Properties: props(store.PropertyKeys, "k")}})
+	tb := startTestBroker(t, replica.RoleLeader, nil)
+	body := clientapi.EncodeBatch([]clientapi.BatchElement{{Body: []byte("m1")}, {Body: []byte("m2"), Properties: props(store.PropertyKeys, "k")}})
 	ext := map[string]string{"a": "pg", "b": "TB", "c": "TBW102", "d": "4", "e": "2", "f": "0", "g": "1", "h": "0", "i": "", "j": "0", "k": "false", "l": "0", "m": "true"}
 	r := tb.call(t, transport.SendBatchMessage, ext, body)
 	if r.ResponseCode() != transport.Success {
@@ -270,14 +282,14 @@ func TestBatchSendAnswersCommaJoinedIDs(t *testing.T) {
 }
 
 func TestFollowerForwardsWritesToLeader(t *testing.T) {
-	leader := startTestBroker(t, RoleLeader, nil)
-	follower := startTestBroker(t, RoleFollower, []Peer{{ID: "n0", ClientAddr: leader.b.Addr()}})
+	leader := startTestBroker(t, replica.RoleLeader, nil)
+	follower := startTestBroker(t, replica.RoleFollower, []Peer{{ID: "n0", ClientAddr: leader.b.Addr()}})
 	r := follower.call(t, transport.SendMessage, sendExt("TF", 0, ""), []byte("via follower"))
 	if r.ResponseCode() != transport.Success {
 		t.Fatalf("forwarded send: %d %s", r.Code, r.Remark)
 	}
-	if leader.replica.putCount() != 1 || follower.replica.putCount() != 0 {
-		t.Fatalf("puts: leader %d follower %d", leader.replica.putCount(), follower.replica.putCount())
+	if leader.replica.PutCount() != 1 || follower.replica.PutCount() != 0 {
+		t.Fatalf("puts: leader %d follower %d", leader.replica.PutCount(), follower.replica.PutCount())
 	}
 	if err := leader.st.WaitDispatched(context.Background(), leader.st.MaxPhysicalOffset()); err != nil {
 		t.Fatal(err)
@@ -286,15 +298,15 @@ func TestFollowerForwardsWritesToLeader(t *testing.T) {
 		t.Fatalf("leader stored %d", got)
 	}
 	// A follower with no known leader address answers SERVICE_NOT_AVAILABLE (retried by clients).
-	lonely := startTestBroker(t, RoleFollower, nil)
+	lonely := startTestBroker(t, replica.RoleFollower, nil)
 	if r := lonely.call(t, transport.SendMessage, sendExt("TF", 0, ""), []byte("x")); r.ResponseCode() != transport.ServiceNotAvailable {
 		t.Fatalf("no leader address: %d %s", r.Code, r.Remark)
 	}
 }
 
 func TestBatchWithDelayIsRefused(t *testing.T) {
-	tb := startTestBroker(t, RoleLeader, nil)
-	body := encodeBatch([]batchElement{{Body: []byte("m1")}, {Body: []byte("m2"), Properties: props(store.PropertyDelayLevel, "3")}})
+	tb := startTestBroker(t, replica.RoleLeader, nil)
+	body := clientapi.EncodeBatch([]clientapi.BatchElement{{Body: []byte("m1")}, {Body: []byte("m2"), Properties: props(store.PropertyDelayLevel, "3")}})
 	ext := map[string]string{"a": "pg", "b": "TBD", "c": "TBW102", "d": "4", "e": "0", "f": "0", "g": "1", "h": "0", "i": "", "j": "0", "k": "false", "l": "0", "m": "true"}
 	r := tb.call(t, transport.SendBatchMessage, ext, body)
 	if r.ResponseCode() != transport.MessageIllegal || !strings.Contains(r.Remark, "DELAY") {

@@ -1,6 +1,9 @@
 package broker
 
 import (
+	"github.com/rocketraft/rocketraft/broker/adminapi"
+	"github.com/rocketraft/rocketraft/broker/replica"
+
 	"context"
 	"encoding/json"
 	"strconv"
@@ -10,47 +13,6 @@ import (
 	"github.com/rocketraft/rocketraft/store"
 	"github.com/rocketraft/rocketraft/transport"
 )
-
-func TestResetOffsetsRule(t *testing.T) {
-	search := func(q int32, ts int64) store.QueueOffset { return store.QueueOffset(ts/10 + int64(q)) }
-	maxOff := func(q int32) store.QueueOffset { return 100 + store.QueueOffset(q) }
-	current := func(q int32) (store.QueueOffset, bool) {
-		if q == 2 {
-			return 0, false
-		}
-		return 5, true
-	}
-	cases := []struct {
-		ts    int64
-		force bool
-		want  []int64
-	}{
-		{30, true, []int64{3, 4, 5}},       // by timestamp
-		{30, false, []int64{3, 4, 5}},      // backwards only: all are ≤ 5 or have no offset
-		{100, false, []int64{5, 5, 12}},    // queues 0 and 1 would move forward: kept at 5
-		{100, true, []int64{10, 11, 12}},   // forced forward
-		{-1, true, []int64{100, 101, 102}}, // to the end
-	}
-	for _, c := range cases {
-		got := resetOffsets("broker-a", "T", 3, c.ts, c.force, search, maxOff, current)
-		for i, e := range got {
-			if e.Offset != c.want[i] || e.QueueID != int32(i) || e.Topic != "T" || e.BrokerName != "broker-a" {
-				t.Errorf("ts=%d force=%v queue %d: %+v, want offset %d", c.ts, c.force, i, e, c.want[i])
-			}
-		}
-	}
-}
-
-func TestGsonOffsetTableGolden(t *testing.T) {
-	got := string(gsonOffsetTable([]ResetOffsetEntry{{Topic: "T", BrokerName: "b", QueueID: 0, Offset: 5}, {Topic: "T", BrokerName: "b", QueueID: 1, Offset: 7}}))
-	want := `{"offsetTable":[[{"topic":"T","brokerName":"b","queueId":0},5],[{"topic":"T","brokerName":"b","queueId":1},7]]}`
-	if got != want {
-		t.Fatalf("got  %s\nwant %s", got, want)
-	}
-	if !json.Valid([]byte(got)) {
-		t.Fatal("the Go client picks the gson parser only for valid JSON")
-	}
-}
 
 // fakeConsumer is a client connection that heartbeats as a consumer of group and
 // answers what a broker sends it.
@@ -88,7 +50,7 @@ func newFakeConsumer(t *testing.T, tb *testBroker, group, clientID string) *fake
 }
 
 func TestResetOffsetOverTheWire(t *testing.T) {
-	tb := startTestBroker(t, RoleLeader, nil)
+	tb := startTestBroker(t, replica.RoleLeader, nil)
 	for i := range 3 {
 		tb.call(t, transport.SendMessage, sendExt("R", 0, props(store.PropertyUniqKey, "U"+strconv.Itoa(i))), []byte("r"))
 	}
@@ -99,7 +61,7 @@ func TestResetOffsetOverTheWire(t *testing.T) {
 		t.Fatalf("reset: %v %s", r.ResponseCode(), r.Remark)
 	}
 	var ans struct {
-		OffsetTable []ResetOffsetEntry `json:"offsetTable"`
+		OffsetTable []adminapi.ResetOffsetEntry `json:"offsetTable"`
 	}
 	if err := json.Unmarshal(r.Body, &ans); err != nil || len(ans.OffsetTable) == 0 || ans.OffsetTable[0].Offset != 0 {
 		t.Fatalf("reset answer %s (%v)", r.Body, err)
@@ -126,7 +88,7 @@ func TestResetOffsetOverTheWire(t *testing.T) {
 }
 
 func TestConsumerRunningInfoRelayed(t *testing.T) {
-	tb := startTestBroker(t, RoleLeader, nil)
+	tb := startTestBroker(t, replica.RoleLeader, nil)
 	newFakeConsumer(t, tb, "ig", "10.0.0.9@2")
 	r := tb.call(t, transport.GetConsumerRunningInfo, map[string]string{"consumerGroup": "ig", "clientId": "10.0.0.9@2"}, nil)
 	if r.ResponseCode() != transport.Success || string(r.Body) != `{"properties":{"PROP_CONSUME_TYPE":"CONSUME_PASSIVELY","client":"10.0.0.9@2"}}` {

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/rocketraft/rocketraft/broker/replica"
 )
 
 // leaderService is a service that runs only while this node leads (after its
@@ -14,15 +16,15 @@ type leaderService struct {
 	name string
 	// newRun builds the service for a new term and returns its loop; the loop
 	// returns when ctx ends.
-	newRun func(st ReplicaStatus) func(ctx context.Context)
+	newRun func(st replica.Status) func(ctx context.Context)
 
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
 // roleChanged starts the service when st is LEADER and stops it on any other role.
-func (s *leaderService) roleChanged(parent context.Context, log hclog.Logger, st ReplicaStatus) {
-	if st.Role != RoleLeader {
+func (s *leaderService) roleChanged(parent context.Context, log hclog.Logger, st replica.Status) {
+	if st.Role != replica.RoleLeader {
 		s.stop(log)
 		return
 	}

@@ -1,6 +1,9 @@
 package broker
 
 import (
+	"github.com/rocketraft/rocketraft/broker/replica"
+	"github.com/rocketraft/rocketraft/internal/fakereplica"
+
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,18 +14,18 @@ import (
 )
 
 func TestLeaderHandsOffLeadershipOnClose(t *testing.T) {
-	tb := startTestBroker(t, RoleLeader, nil)
+	tb := startTestBroker(t, replica.RoleLeader, nil)
 	if err := tb.b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got := tb.replica.transferTargets(); len(got) != 1 || got[0] != "" {
+	if got := tb.replica.TransferTargets(); len(got) != 1 || got[0] != "" {
 		t.Fatalf("transfers on close = %q, want one to any node", got)
 	}
-	follower := startTestBroker(t, RoleFollower, nil)
+	follower := startTestBroker(t, replica.RoleFollower, nil)
 	if err := follower.b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got := follower.replica.transferTargets(); len(got) != 0 {
+	if got := follower.replica.TransferTargets(); len(got) != 0 {
 		t.Fatalf("a follower transferred leadership on close: %q", got)
 	}
 }
@@ -33,7 +36,7 @@ func TestPreferredLeaderGetsLeadership(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	rep := newFakeReplica(st, RoleLeader)
+	rep := fakereplica.New(st, replica.RoleLeader)
 	b, err := New(Config{BrokerName: "b", ListenAddr: "127.0.0.1:0", ClientAddr: "127.0.0.1:10911", SelfID: "n0",
 		PreferredLeaderID: "n2", PreferredLeaderCheck: 20 * time.Millisecond}, st, rep)
 	if err != nil {
@@ -45,7 +48,7 @@ func TestPreferredLeaderGetsLeadership(t *testing.T) {
 	defer b.Close()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		if got := rep.transferTargets(); len(got) > 0 {
+		if got := rep.TransferTargets(); len(got) > 0 {
 			if got[0] != "n2" {
 				t.Fatalf("transferred to %q, want n2", got[0])
 			}
@@ -63,7 +66,7 @@ func TestSendRefusedWhileDiskFull(t *testing.T) {
 	}
 	var ratio atomic.Value
 	ratio.Store(0.95)
-	rep := newFakeReplica(st, RoleLeader)
+	rep := fakereplica.New(st, replica.RoleLeader)
 	b, err := New(Config{BrokerName: "b", ListenAddr: "127.0.0.1:0", ClientAddr: "127.0.0.1:10911", SelfID: "n0", AutoCreateTopicEnable: true}, st, rep)
 	if err != nil {
 		t.Fatal(err)

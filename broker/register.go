@@ -6,47 +6,43 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocketraft/rocketraft/broker/replica"
+	"github.com/rocketraft/rocketraft/fsm"
 	"github.com/rocketraft/rocketraft/nameserver"
 )
 
-// registrationLoop registers with every nameserver at start and every
-// RegisterInterval (role changes register at once from watchRoles).
-func (b *Broker) registrationLoop() {
-	b.registerAll()
-	t := time.NewTicker(b.cfg.RegisterInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.ctx.Done():
-			return
-		case <-t.C:
-			b.registerAll()
-		}
-	}
-}
+// Bounds on nameserver calls: a registration that takes longer is retried by the
+// next one (every RegisterInterval, and on every role change); an unregistration
+// at shutdown must not hold the shutdown up.
+const (
+	registerTimeout   = 3 * time.Second
+	unregisterTimeout = time.Second
+)
 
 // registerAllAsync registers in the background (after topic changes).
 func (b *Broker) registerAllAsync() {
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		b.registerAll()
-	}()
+	b.goLoop(b.registerAll)
 }
 
-// brokerID is 0 for the leader (after its barrier) and index+1 for the others
-// (design.md §7).
+// registration is what this node registers: brokerId 0 for the leader (after
+// its barrier) and index+1 for the others (design.md §7). The topic table is the
+// nameserver's wire type: nameserver must not import fsm, so this is the one
+// place a topic config crosses to it (docs/decisions/0007).
 func (b *Broker) registration() nameserver.RegisterRequest {
-	st := b.currentStatus()
+	st := b.Status()
 	id := nameserver.BrokerID(b.cfg.SelfIndex + 1)
-	if st.Role == RoleLeader {
+	if st.Role == replica.RoleLeader {
 		id = 0
 	}
 	topics := make(map[string]nameserver.TopicConfig)
 	for _, t := range b.replica.Topics() {
+		filterType := t.TopicFilterType
+		if filterType == "" {
+			filterType = fsm.TopicFilterSingleTag
+		}
 		topics[t.Name] = nameserver.TopicConfig{
 			TopicName: t.Name, ReadQueueNums: t.ReadQueueNums, WriteQueueNums: t.WriteQueueNums,
-			Perm: nameserver.Perm(t.Perm), TopicFilterType: "SINGLE_TAG", TopicSysFlag: t.TopicSysFlag, Order: t.Order,
+			Perm: nameserver.Perm(t.Perm), TopicFilterType: filterType, TopicSysFlag: t.TopicSysFlag, Order: t.Order,
 		}
 	}
 	return nameserver.RegisterRequest{
@@ -57,7 +53,7 @@ func (b *Broker) registration() nameserver.RegisterRequest {
 		BrokerID:     id,
 		Topics:       topics,
 		// stateVersion = raft term fences a deposed leader at the nameserver.
-		DataVersion: nameserver.DataVersion{StateVersion: int64(st.Term), Timestamp: time.Now().UnixMilli(), Counter: b.replica.DataVersion()},
+		DataVersion: nameserver.DataVersion{StateVersion: int64(st.Term), Timestamp: b.replica.Now().UnixMilli(), Counter: b.replica.DataVersion()},
 	}
 }
 
@@ -72,7 +68,7 @@ func (b *Broker) registerAll() {
 		wg.Add(1)
 		go func(addr string) {
 			defer wg.Done()
-			ctx, cancel := context.WithTimeout(b.ctx, 3*time.Second)
+			ctx, cancel := context.WithTimeout(b.ctx, registerTimeout)
 			defer cancel()
 			if _, err := b.nsrv.RegisterBroker(ctx, addr, req); err != nil && !errors.Is(err, context.Canceled) {
 				b.log.Warn("register with nameserver failed", "nameserver", addr, "brokerId", req.BrokerID, "error", err)
@@ -86,7 +82,7 @@ func (b *Broker) registerAll() {
 func (b *Broker) unregisterAll() {
 	req := b.registration()
 	for _, addr := range b.cfg.NamesrvAddrs {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), unregisterTimeout)
 		_ = b.nsrv.UnregisterBroker(ctx, addr, nameserver.UnregisterRequest{
 			ClusterName: req.ClusterName, BrokerName: req.BrokerName, BrokerAddr: req.BrokerAddr, BrokerID: req.BrokerID,
 		})

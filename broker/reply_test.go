@@ -1,6 +1,9 @@
 package broker
 
 import (
+	"github.com/rocketraft/rocketraft/broker/clientapi"
+	"github.com/rocketraft/rocketraft/broker/replica"
+
 	"context"
 	"encoding/json"
 	"testing"
@@ -11,7 +14,7 @@ import (
 )
 
 func TestReplyIsStoredAndPushedToTheRequester(t *testing.T) {
-	tb := startTestBroker(t, RoleLeader, nil)
+	tb := startTestBroker(t, replica.RoleLeader, nil)
 	pushed := make(chan *transport.Command, 1)
 	requester := transport.NewClient(transport.ClientConfig{DialTimeout: time.Second,
 		OnRequest: transport.HandlerFunc(func(_ context.Context, _ *transport.Conn, req *transport.Command) *transport.Command {
@@ -38,13 +41,13 @@ func TestReplyIsStoredAndPushedToTheRequester(t *testing.T) {
 		t.Fatalf("stored request: %v %v", res, err)
 	}
 	m, _ := store.DecodeMessage(res.Messages[0], true)
-	if v, _ := store.Property(m.Properties, propertyCluster); v != "c" {
+	if v, _ := store.Property(m.Properties, "CLUSTER"); v != "c" {
 		t.Fatalf("CLUSTER property %q, want c", v)
 	}
 	res.Release()
 
-	replyProps := props("MSG_TYPE", "reply", "CORRELATION_ID", "corr-1", propertyReplyToClient, "10.0.0.9@42", store.PropertyUniqKey, "A1")
-	r := tb.call(t, transport.SendReplyMessage, sendExt(replyTopic("c"), 0, replyProps), []byte("answer"))
+	replyProps := props("MSG_TYPE", "reply", "CORRELATION_ID", "corr-1", "REPLY_TO_CLIENT", "10.0.0.9@42", store.PropertyUniqKey, "A1")
+	r := tb.call(t, transport.SendReplyMessage, sendExt(clientapi.ReplyTopic("c"), 0, replyProps), []byte("answer"))
 	if r.ResponseCode() != transport.Success || r.ExtFields["msgId"] == "" {
 		t.Fatalf("reply: code %d %q %v", r.Code, r.Remark, r.ExtFields)
 	}
@@ -61,8 +64,8 @@ func TestReplyIsStoredAndPushedToTheRequester(t *testing.T) {
 	}
 
 	// A reply for a client that is not connected is stored but reported.
-	gone := props("MSG_TYPE", "reply", "CORRELATION_ID", "corr-2", propertyReplyToClient, "10.0.0.9@99")
-	if r := tb.call(t, transport.SendReplyMessage, sendExt(replyTopic("c"), 0, gone), []byte("late")); r.ResponseCode() != transport.SystemError {
+	gone := props("MSG_TYPE", "reply", "CORRELATION_ID", "corr-2", "REPLY_TO_CLIENT", "10.0.0.9@99")
+	if r := tb.call(t, transport.SendReplyMessage, sendExt(clientapi.ReplyTopic("c"), 0, gone), []byte("late")); r.ResponseCode() != transport.SystemError {
 		t.Fatalf("reply to an absent requester: code %d %q", r.Code, r.Remark)
 	}
 }
@@ -70,7 +73,7 @@ func TestReplyIsStoredAndPushedToTheRequester(t *testing.T) {
 // A requester that has not heartbeated yet still gets its reply: the connection
 // its request message came on is remembered.
 func TestReplyReachesRequesterBeforeItsFirstHeartbeat(t *testing.T) {
-	tb := startTestBroker(t, RoleLeader, nil)
+	tb := startTestBroker(t, replica.RoleLeader, nil)
 	pushed := make(chan *transport.Command, 1)
 	requester := transport.NewClient(transport.ClientConfig{DialTimeout: time.Second,
 		OnRequest: transport.HandlerFunc(func(_ context.Context, _ *transport.Conn, req *transport.Command) *transport.Command {
@@ -80,12 +83,12 @@ func TestReplyReachesRequesterBeforeItsFirstHeartbeat(t *testing.T) {
 	defer requester.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ask := props("CORRELATION_ID", "c9", propertyReplyToClient, "10.0.0.7@7")
+	ask := props("CORRELATION_ID", "c9", "REPLY_TO_CLIENT", "10.0.0.7@7")
 	if r, err := requester.Invoke(ctx, tb.b.Addr(), transport.NewRequest(transport.SendMessage, sendExt("Ask", 0, ask), []byte("q"))); err != nil || r.ResponseCode() != transport.Success {
 		t.Fatalf("request message: %v %v", r, err)
 	}
-	answer := props("MSG_TYPE", "reply", "CORRELATION_ID", "c9", propertyReplyToClient, "10.0.0.7@7")
-	if r := tb.call(t, transport.SendReplyMessage, sendExt(replyTopic("c"), 0, answer), []byte("a")); r.ResponseCode() != transport.Success {
+	answer := props("MSG_TYPE", "reply", "CORRELATION_ID", "c9", "REPLY_TO_CLIENT", "10.0.0.7@7")
+	if r := tb.call(t, transport.SendReplyMessage, sendExt(clientapi.ReplyTopic("c"), 0, answer), []byte("a")); r.ResponseCode() != transport.Success {
 		t.Fatalf("reply: %d %q", r.Code, r.Remark)
 	}
 	select {

@@ -1,6 +1,9 @@
 package broker
 
 import (
+	"github.com/rocketraft/rocketraft/broker/replica"
+	"github.com/rocketraft/rocketraft/broker/schedule"
+
 	"strconv"
 	"testing"
 	"time"
@@ -32,13 +35,13 @@ func readQueue(t *testing.T, st *store.Store, topic string, q int32) []store.Mes
 }
 
 func TestDelayedSendIsStoredInScheduleTopic(t *testing.T) {
-	tb := startTestBroker(t, RoleLeader, nil)
+	tb := startTestBroker(t, replica.RoleLeader, nil)
 	// Level 30 is clamped to the ladder's last level (18); TIMER_* loses to DELAY.
 	r := tb.call(t, transport.SendMessage, sendExt("T1", 3, props(store.PropertyDelayLevel, "30", store.PropertyUniqKey, "U1", store.PropertyTimerDeliverMS, "1")), []byte("late"))
 	if r.ResponseCode() != transport.Success || r.ExtFields["queueId"] != "3" || r.ExtFields["queueOffset"] != "0" {
 		t.Fatalf("delayed send: code %d %s ext %v", r.Code, r.Remark, r.ExtFields)
 	}
-	msgs := readQueue(t, tb.st, scheduleTopic, 17)
+	msgs := readQueue(t, tb.st, schedule.Topic, 17)
 	if len(msgs) != 1 {
 		t.Fatalf("schedule queue 17 holds %d messages", len(msgs))
 	}
@@ -50,7 +53,7 @@ func TestDelayedSendIsStoredInScheduleTopic(t *testing.T) {
 	if got := readQueue(t, tb.st, "T1", 3); len(got) != 0 {
 		t.Errorf("the real queue already holds %d messages", len(got))
 	}
-	if topic, ok := tb.replica.Topic(scheduleTopic); !ok || topic.WriteQueueNums != 18 {
+	if topic, ok := tb.replica.Topic(schedule.Topic); !ok || topic.WriteQueueNums != 18 {
 		t.Errorf("schedule topic %+v %v, want 18 queues", topic, ok)
 	}
 	// A timer an hour ahead waits in the 1h level (queue 16) with the timer kept;
@@ -59,7 +62,7 @@ func TestDelayedSendIsStoredInScheduleTopic(t *testing.T) {
 	if r := tb.call(t, transport.SendMessage, sendExt("T1", 0, props(store.PropertyTimerDeliverMS, future)), []byte("x")); r.ResponseCode() != transport.Success {
 		t.Errorf("future TIMER_DELIVER_MS: code %d %s", r.Code, r.Remark)
 	}
-	parked := readQueue(t, tb.st, scheduleTopic, 16)
+	parked := readQueue(t, tb.st, schedule.Topic, 16)
 	if len(parked) != 1 {
 		t.Fatalf("1h level holds %d messages", len(parked))
 	}
@@ -74,7 +77,7 @@ func TestDelayedSendIsStoredInScheduleTopic(t *testing.T) {
 // TestDelayedSendIsDeliveredByTheLeadersService runs the whole path on the real
 // clock: send with DELAY=1, the service started on the leader role re-puts it.
 func TestDelayedSendIsDeliveredByTheLeadersService(t *testing.T) {
-	tb := startTestBroker(t, RoleLeader, nil)
+	tb := startTestBroker(t, replica.RoleLeader, nil)
 	start := time.Now()
 	if r := tb.call(t, transport.SendMessage, sendExt("T1", 1, props(store.PropertyDelayLevel, "1", store.PropertyUniqKey, "U9")), []byte("soon")); r.ResponseCode() != transport.Success {
 		t.Fatalf("send: %d %s", r.Code, r.Remark)
@@ -117,14 +120,14 @@ func sendOne(t *testing.T, tb *testBroker, ext map[string]string, body string) s
 }
 
 func TestSendBackDelaysIntoRetryThenDLQ(t *testing.T) {
-	tb := startTestBroker(t, RoleLeader, nil)
+	tb := startTestBroker(t, replica.RoleLeader, nil)
 	off := sendOne(t, tb, sendExt("T1", 0, props(store.PropertyUniqKey, "U1", store.PropertyTags, "a")), "payload")
 
 	// delayLevel 0, reconsumeTimes 0 → level 3 (queue 2), reconsumeTimes 1.
 	if r := tb.call(t, transport.ConsumerSendMsgBack, sendBackExt("G", off, 0, 2), nil); r.ResponseCode() != transport.Success {
 		t.Fatalf("send back: %d %s", r.Code, r.Remark)
 	}
-	msgs := readQueue(t, tb.st, scheduleTopic, 2)
+	msgs := readQueue(t, tb.st, schedule.Topic, 2)
 	if len(msgs) != 1 {
 		t.Fatalf("schedule queue 2 holds %d messages", len(msgs))
 	}
@@ -145,11 +148,11 @@ func TestSendBackDelaysIntoRetryThenDLQ(t *testing.T) {
 	if r := tb.call(t, transport.ConsumerSendMsgBack, sendBackExt("G", retryOff, 1, 2), nil); r.ResponseCode() != transport.Success {
 		t.Fatalf("second send back: %d %s", r.Code, r.Remark)
 	}
-	if got := readQueue(t, tb.st, scheduleTopic, 0); len(got) != 1 || got[0].ReconsumeTimes != 2 {
+	if got := readQueue(t, tb.st, schedule.Topic, 0); len(got) != 1 || got[0].ReconsumeTimes != 2 {
 		t.Fatalf("level 1 queue: %d messages", len(got))
 	}
 	// reconsumeTimes 2 ≥ max 2 → DLQ, undelayed, RETRY_TOPIC kept.
-	lvl1 := readQueue(t, tb.st, scheduleTopic, 0)[0]
+	lvl1 := readQueue(t, tb.st, schedule.Topic, 0)[0]
 	if r := tb.call(t, transport.ConsumerSendMsgBack, sendBackExt("G", lvl1.PhysicalOffset, 0, 2), nil); r.ResponseCode() != transport.Success {
 		t.Fatalf("third send back: %d %s", r.Code, r.Remark)
 	}
@@ -178,11 +181,11 @@ func TestSendBackDelaysIntoRetryThenDLQ(t *testing.T) {
 // TestRetryFallbackSend: the client's plain SEND to %RETRY%<group> with DELAY is
 // delayed; past maxReconsumeTimes it goes to the DLQ (Java handleRetryAndDLQ).
 func TestRetryFallbackSend(t *testing.T) {
-	tb := startTestBroker(t, RoleLeader, nil)
+	tb := startTestBroker(t, replica.RoleLeader, nil)
 	ext := sendExt("%RETRY%G", 0, props(store.PropertyDelayLevel, "4", store.PropertyUniqKey, "R1"))
 	ext["reconsumeTimes"], ext["maxReconsumeTimes"] = "2", "2"
 	sendOne(t, tb, ext, "again")
-	if got := readQueue(t, tb.st, scheduleTopic, 3); len(got) != 1 || store.ParseProperties(got[0].Properties)[store.PropertyRealTopic] != "%RETRY%G" {
+	if got := readQueue(t, tb.st, schedule.Topic, 3); len(got) != 1 || store.ParseProperties(got[0].Properties)[store.PropertyRealTopic] != "%RETRY%G" {
 		t.Fatalf("level 4 queue: %d messages", len(got))
 	}
 	ext = sendExt("%RETRY%G", 0, props(store.PropertyDelayLevel, "5", store.PropertyUniqKey, "R2"))
@@ -195,14 +198,14 @@ func TestRetryFallbackSend(t *testing.T) {
 }
 
 func TestSendBackOnFollowerIsForwarded(t *testing.T) {
-	leader := startTestBroker(t, RoleLeader, nil)
-	follower := startTestBroker(t, RoleFollower, []Peer{{ID: "n0", ClientAddr: leader.b.Addr()}})
+	leader := startTestBroker(t, replica.RoleLeader, nil)
+	follower := startTestBroker(t, replica.RoleFollower, []Peer{{ID: "n0", ClientAddr: leader.b.Addr()}})
 	off := sendOne(t, leader, sendExt("T1", 0, props(store.PropertyUniqKey, "U1")), "m")
 	r := follower.call(t, transport.ConsumerSendMsgBack, sendBackExt("G", off, 2, 16), nil)
-	if r.ResponseCode() != transport.Success || follower.replica.putCount() != 0 {
-		t.Fatalf("forwarded send back: %d %s (follower stored %d entries)", r.Code, r.Remark, follower.replica.putCount())
+	if r.ResponseCode() != transport.Success || follower.replica.PutCount() != 0 {
+		t.Fatalf("forwarded send back: %d %s (follower stored %d entries)", r.Code, r.Remark, follower.replica.PutCount())
 	}
-	if got := readQueue(t, leader.st, scheduleTopic, 1); len(got) != 1 || got[0].ReconsumeTimes != 1 {
+	if got := readQueue(t, leader.st, schedule.Topic, 1); len(got) != 1 || got[0].ReconsumeTimes != 1 {
 		t.Fatalf("leader's level 2 queue holds %d messages", len(got))
 	}
 }

@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"github.com/rocketraft/rocketraft/broker/replica"
+
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -54,7 +56,7 @@ func pulledBodies(t *testing.T, r *transport.Command) []string {
 }
 
 func TestSQL92PushConsumerFilteredByHeartbeatExpression(t *testing.T) {
-	tb := startTestBroker(t, RoleLeader, nil)
+	tb := startTestBroker(t, replica.RoleLeader, nil)
 	msgs := []struct{ a, b string }{{"7", "x"}, {"3", "x"}, {"9", "y"}, {"", "x"}, {"6", "x"}, {"abc", "x"}}
 	for i, m := range msgs {
 		kv := []string{store.PropertyUniqKey, "U" + strconv.Itoa(i), "b", m.b}
@@ -72,7 +74,7 @@ func TestSQL92PushConsumerFilteredByHeartbeatExpression(t *testing.T) {
 		t.Fatalf("pulled %q (code %v %s), want m0,m4", got, r.ResponseCode(), r.Remark)
 	}
 	tb.call(t, transport.PullMessage, pullExt("sg", "S", 0, 1, 0), nil)
-	if n := tb.b.clients.filters.len(); n != 1 {
+	if n := tb.b.clients.CompiledFilters(); n != 1 {
 		t.Fatalf("filter cache holds %d expressions after two pulls of one subscription, want 1", n)
 	}
 	// A new subscription version with another expression replaces the filter.
@@ -84,7 +86,7 @@ func TestSQL92PushConsumerFilteredByHeartbeatExpression(t *testing.T) {
 }
 
 func TestSQL92InBandPullAndParseFailure(t *testing.T) {
-	tb := startTestBroker(t, RoleLeader, nil)
+	tb := startTestBroker(t, replica.RoleLeader, nil)
 	for i, a := range []string{"1", "2", "3"} {
 		tb.call(t, transport.SendMessage, sendExt("P", 0, props(store.PropertyUniqKey, "U"+a, "a", a)), []byte("p"+strconv.Itoa(i)))
 	}

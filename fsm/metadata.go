@@ -34,6 +34,16 @@ const (
 // config with more queues than this is a typo, and each queue costs files on every node.
 const maxQueueNums = 1 << 16
 
+// TopicFilterSingleTag is RocketMQ's TopicFilterType of every topic a broker
+// creates (TopicFilterType.SINGLE_TAG).
+const TopicFilterSingleTag = "SINGLE_TAG"
+
+// NewTopic is a topic with queues read and write queues, perm, and RocketMQ's
+// defaults for the rest.
+func NewTopic(name string, queues, perm int32) TopicConfig {
+	return TopicConfig{Name: name, ReadQueueNums: queues, WriteQueueNums: queues, Perm: perm, TopicFilterType: TopicFilterSingleTag}
+}
+
 // TopicConfig is RocketMQ's TopicConfig; the JSON names are RocketMQ's so the broker
 // can serve it on the wire unchanged.
 type TopicConfig struct {

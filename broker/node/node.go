@@ -272,6 +272,10 @@ func (n *Node) Store() *store.Store { return n.store }
 // FSM is the node's state machine (metadata accessors).
 func (n *Node) FSM() *fsm.FSM { return n.fsm }
 
+// Now is the leader's clock (Config.Now): every entry that carries a store
+// timestamp is stamped with it.
+func (n *Node) Now() time.Time { return n.cfg.Now() }
+
 // ID is the node's raft server id.
 func (n *Node) ID() raft.ServerID { return n.cfg.ID }
 

@@ -13,7 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocketraft/rocketraft/broker"
+	"github.com/rocketraft/rocketraft/broker/metrics"
 	"github.com/rocketraft/rocketraft/broker/node"
+	"github.com/rocketraft/rocketraft/broker/replica"
 	"github.com/rocketraft/rocketraft/config"
 	"github.com/rocketraft/rocketraft/raftlog"
 	"github.com/rocketraft/rocketraft/store"
@@ -148,23 +150,25 @@ func runBroker(cfg config.Broker) error {
 	if err != nil {
 		return fmt.Errorf("open raft node: %w", err)
 	}
-	metrics := broker.NewMetrics()
-	if err := metrics.ExportRaftInternals(); err != nil {
+	m := metrics.New()
+	if err := m.ExportRaftInternals(); err != nil {
 		log.Warn("raft internals will not be exported", "error", err)
 	}
-	b, err := broker.New(brokerConfig(cfg, log), n.Store(), broker.WithMetrics(broker.NewNodeReplica(n), metrics))
+	rep := replica.NewNode(n, replica.NodeOptions{ObserveApply: m.ObserveApply})
+	bcfg := brokerConfig(cfg, log)
+	bcfg.Metrics = m
+	b, err := broker.New(bcfg, n.Store(), rep)
 	if err != nil {
 		_ = n.Close()
 		return err
 	}
-	metrics.Watch(b)
 	if err := b.Start(); err != nil {
 		_ = n.Close()
 		return err
 	}
-	var adminHTTP *broker.AdminHTTP
+	var adminHTTP *metrics.AdminHTTP
 	if cfg.AdminListen != "" {
-		if adminHTTP, err = broker.StartAdminHTTP(cfg.AdminListen, b.AdminHandler(metrics, broker.DefaultReadyMaxLag)); err != nil {
+		if adminHTTP, err = metrics.StartAdminHTTP(cfg.AdminListen, metrics.Handler(m, rep.Status, metrics.DefaultReadyMaxLag)); err != nil {
 			_ = b.Close()
 			_ = n.Close()
 			return err

@@ -1,0 +1,45 @@
+// Package adminapi serves the broker's administration request codes: topic
+// create and delete, the subscription-group table, runtime info, raft membership,
+// leadership and snapshots, consumer progress, and the consumer-management codes
+// an admin tool sends (GET_CONSUMER_RUNNING_INFO relayed to a client,
+// INVOKE_BROKER_TO_RESET_OFFSET). Handlers take their state from Deps and return
+// errors; broker/route's chain maps them to response codes and relays the Leader
+// codes from a follower (Register says which).
+//
+// # Files, bottom up
+//
+// Each file refers only to the files below it:
+//
+//	api.go       Config, Deps, API, New
+//	topics.go    UPDATE_AND_CREATE_TOPIC, DELETE_TOPIC_IN_BROKER, GET_ALL_SUBSCRIPTIONGROUP_CONFIG
+//	raft.go      GET_BROKER_RUNTIME_INFO, RaftPeers, the membership codes, RaftSnapshot
+//	progress.go  QueueProgress, GroupProgress, ConsumerProgress
+//	reset.go     INVOKE_BROKER_TO_RESET_OFFSET (offset rule, gson body, client notification)
+//	running.go   GET_CONSUMER_RUNNING_INFO (relay to the client)
+//	register.go  Register: every code with its policy
+//
+// # Imports
+//
+// It may import broker/replica, broker/route, broker/clients, broker/offsets,
+// fsm, store and transport. It must not import the broker root, broker/node,
+// broker/clientapi or broker/metrics: the broker wires them together, and the
+// re-registration with the nameservers reaches it as Deps.TopicsChanged.
+//
+// # Concurrency
+//
+// An API holds no state of its own; its handlers run concurrently on the
+// transport's goroutines and rely on Deps being safe for concurrent use (every
+// dependency is). A handler blocks its own goroutine for at most its named
+// timeout (configChangeTimeout, membershipTimeout, offsetFlushTimeout,
+// relayTimeout).
+//
+// # Usage
+//
+//	api := adminapi.New(adminapi.Deps{
+//		Config:  adminapi.Config{ClusterName: "c", BrokerName: "broker-a", ClientAddr: addr, SelfID: "n0"},
+//		Store:   st, Replica: rep, Offsets: buf, Clients: reg, Pulls: pulls,
+//		TopicsChanged: b.registerAllAsync, Logger: log,
+//	})
+//	table := route.NewTable()
+//	api.Register(table)
+package adminapi

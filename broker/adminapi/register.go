@@ -1,0 +1,26 @@
+package adminapi
+
+import (
+	"github.com/rocketraft/rocketraft/broker/route"
+	"github.com/rocketraft/rocketraft/transport"
+)
+
+// Register adds every admin code to t. Changes of replicated state, and
+// ConsumerProgress and the offset reset (which need the leader's unreplicated
+// offsets), are Leader: a follower relays them. Reads of this node's own state
+// and the relay to a client connected here are Local.
+func (a *API) Register(t *route.Table) {
+	t.Handle(route.Leader, a.createTopic, transport.UpdateAndCreateTopic)
+	t.Handle(route.Leader, a.deleteTopic, transport.DeleteTopicInBroker)
+	t.Handle(route.Local, a.allSubscriptionGroups, transport.GetAllSubscriptionGroupConfig)
+
+	t.Handle(route.Local, a.runtimeInfoHandler, transport.GetBrokerRuntimeInfo)
+	t.Handle(route.Local, a.raftPeers, transport.RaftPeers)
+	t.Handle(route.Leader, a.raftChange,
+		transport.RaftTransferLeader, transport.RaftAddVoter, transport.RaftAddNonvoter, transport.RaftRemoveServer)
+	t.Handle(route.Local, a.raftSnapshot, transport.RaftSnapshot)
+
+	t.Handle(route.Leader, a.consumerProgress, transport.ConsumerProgress)
+	t.Handle(route.Leader, a.resetOffset, transport.InvokeBrokerToResetOffset)
+	t.Handle(route.Local, a.consumerRunningInfo, transport.GetConsumerRunningInfo)
+}

@@ -1,0 +1,49 @@
+package adminapi
+
+import (
+	"testing"
+
+	"github.com/rocketraft/rocketraft/broker/route"
+	"github.com/rocketraft/rocketraft/transport"
+)
+
+// TestRegisterPolicies: every code the old broker dispatch (broker/serve.go)
+// sent to an admin handler is registered, with the policy that replaces the
+// handler's own isLeader/forwardToLeader check (Leader) or its absence (Local).
+func TestRegisterPolicies(t *testing.T) {
+	want := map[transport.RequestCode]route.Policy{
+		transport.UpdateAndCreateTopic:          route.Leader,
+		transport.DeleteTopicInBroker:           route.Leader,
+		transport.GetAllSubscriptionGroupConfig: route.Local,
+		transport.GetBrokerRuntimeInfo:          route.Local,
+		transport.RaftPeers:                     route.Local,
+		transport.RaftTransferLeader:            route.Leader,
+		transport.RaftAddVoter:                  route.Leader,
+		transport.RaftAddNonvoter:               route.Leader,
+		transport.RaftRemoveServer:              route.Leader,
+		transport.RaftSnapshot:                  route.Local,
+		transport.ConsumerProgress:              route.Leader,
+		transport.GetConsumerRunningInfo:        route.Local,
+		transport.InvokeBrokerToResetOffset:     route.Leader,
+	}
+	table := route.NewTable()
+	New(Deps{}).Register(table)
+	for code, p := range want {
+		r, ok := table.Lookup(code)
+		switch {
+		case !ok:
+			t.Errorf("%s not registered", code)
+		case r.Policy != p:
+			t.Errorf("%s registered %s, want %s", code, r.Policy, p)
+		case r.Handler == nil:
+			t.Errorf("%s registered without a handler", code)
+		}
+	}
+	// Codes the client API owns stay free for it.
+	for _, code := range []transport.RequestCode{transport.SendMessage, transport.PullMessage, transport.HeartBeat,
+		transport.UpdateConsumerOffset, transport.LockBatchMQ} {
+		if _, ok := table.Lookup(code); ok {
+			t.Errorf("%s registered by adminapi", code)
+		}
+	}
+}

@@ -1,0 +1,86 @@
+package adminapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/rocketraft/rocketraft/broker/route"
+	"github.com/rocketraft/rocketraft/fsm"
+	"github.com/rocketraft/rocketraft/transport"
+)
+
+// configChangeTimeout bounds one replicated topic change: a single small raft
+// entry commits in milliseconds, so 5 s leaves room for a leader election (1–2 s
+// with broker/node's default 1 s heartbeat and election timeouts) before the
+// admin tool is told the outcome is unknown.
+const configChangeTimeout = 5 * time.Second
+
+// maxQueueNums is the most read or write queues UPDATE_AND_CREATE_TOPIC accepts.
+const maxQueueNums = 1024
+
+// createTopic serves UPDATE_AND_CREATE_TOPIC (17) on the leader. Only queue
+// numbers, perm, sys flag and order are taken from the request (never paths or
+// commands: CVE-2023-33246).
+func (a *API) createTopic(ctx context.Context, req *route.Request) (*transport.Command, error) {
+	f := route.NewFields(req.ExtFields)
+	t := fsm.NewTopic(f.Str("topic", true), 0, 0)
+	t.ReadQueueNums = f.Int32("readQueueNums", false, 8)
+	t.WriteQueueNums = f.Int32("writeQueueNums", false, 8)
+	t.Perm = f.Int32("perm", false, fsm.PermRead|fsm.PermWrite)
+	t.TopicSysFlag = f.Int32("topicSysFlag", false, 0)
+	t.Order = f.Bool("order", false)
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	if err := route.ValidateTopic(t.Name); err != nil {
+		return nil, err
+	}
+	if t.ReadQueueNums <= 0 || t.ReadQueueNums > maxQueueNums || t.WriteQueueNums <= 0 || t.WriteQueueNums > maxQueueNums {
+		return nil, fmt.Errorf("%w: readQueueNums=%d writeQueueNums=%d: must be 1..%d", route.ErrBadHeader, t.ReadQueueNums, t.WriteQueueNums, maxQueueNums)
+	}
+	if t.Perm&^(fsm.PermInherit|fsm.PermRead|fsm.PermWrite) != 0 {
+		return nil, fmt.Errorf("%w: perm=%d: only bits 1, 2 and 4 are allowed", route.ErrBadHeader, t.Perm)
+	}
+	cctx, cancel := context.WithTimeout(ctx, configChangeTimeout)
+	defer cancel()
+	if err := a.d.Replica.UpsertTopic(cctx, t); err != nil {
+		return nil, err
+	}
+	a.topicsChanged()
+	return transport.NewResponse(transport.Success, ""), nil
+}
+
+// deleteTopic serves DELETE_TOPIC_IN_BROKER (215) on the leader.
+func (a *API) deleteTopic(ctx context.Context, req *route.Request) (*transport.Command, error) {
+	topic := req.ExtFields["topic"]
+	if err := route.ValidateTopic(topic); err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, configChangeTimeout)
+	defer cancel()
+	if err := a.d.Replica.DeleteTopic(cctx, topic); err != nil {
+		return nil, err
+	}
+	a.topicsChanged()
+	return transport.NewResponse(transport.Success, ""), nil
+}
+
+// allSubscriptionGroups serves GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201): Java's
+// SubscriptionGroupWrapper, whose group entries are fsm.SubscriptionGroupConfig
+// as stored (its JSON names are Java's).
+func (a *API) allSubscriptionGroups(context.Context, *route.Request) (*transport.Command, error) {
+	table := make(map[string]fsm.SubscriptionGroupConfig)
+	for _, g := range a.d.Replica.SubscriptionGroups() {
+		table[g.GroupName] = g
+	}
+	body, err := json.Marshal(map[string]any{
+		"subscriptionGroupTable": table,
+		"dataVersion":            map[string]int64{"timestamp": 0, "counter": a.d.Replica.DataVersion()},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return route.OK(nil, body), nil
+}

@@ -1,0 +1,74 @@
+package clientapi
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/rocketraft/rocketraft/broker/clients"
+	"github.com/rocketraft/rocketraft/broker/offsets"
+	"github.com/rocketraft/rocketraft/broker/replica"
+	"github.com/rocketraft/rocketraft/store"
+)
+
+// Topic name rules of the send path (RocketMQ MixAll).
+const (
+	// AutoCreateTopic is the template topic clients name as defaultTopic.
+	AutoCreateTopic = "TBW102"
+	RetryPrefix     = "%RETRY%"
+	DLQPrefix       = "%DLQ%"
+)
+
+// sendTimeout bounds one replicated write; past it the outcome is unknown.
+const sendTimeout = 10 * time.Second
+
+// topicChangeTimeout bounds creating a system topic (%RETRY%, %DLQ%,
+// SCHEDULE_TOPIC_XXXX) on the send path: one config entry through raft.
+const topicChangeTimeout = 5 * time.Second
+
+// Config is the part of the broker's settings the client handlers read.
+type Config struct {
+	ClusterName           string
+	BrokerName            string
+	ClientAddr            string
+	SelfID                string
+	MaxMessageSize        int
+	AutoCreateTopicEnable bool
+	DefaultTopicQueueNums int32
+	LongPollingEnable     bool
+	// MaxPullSuspend caps suspendTimeoutMillis.
+	MaxPullSuspend time.Duration
+	// MessageDelayLevel is the delay of each level 1..N.
+	MessageDelayLevel []time.Duration
+}
+
+// Deps are the client handlers' collaborators.
+type Deps struct {
+	Config
+	// StoreHost is this node's advertised address, encoded in every record.
+	StoreHost netip.AddrPort
+	Store     *store.Store
+	Replica   replica.Replica
+	Clients   *clients.Registry
+	Pulls     *clients.PullWaiters
+	Offsets   *offsets.Buffer
+	// Status is the broker's view of its role (LEADER only after the barrier).
+	Status func() replica.Status
+	// DiskFull is nil while sends may be accepted, else the error to answer.
+	DiskFull func() error
+	// TopicsChanged re-registers with the nameservers in the background after a
+	// topic was created.
+	TopicsChanged func()
+	Logger        hclog.Logger
+}
+
+// API serves the client request codes.
+type API struct{ d Deps }
+
+// New builds the client handlers; Register puts them in a route table.
+func New(d Deps) *API { return &API{d: d} }
+
+func (a *API) now() time.Time { return a.d.Replica.Now() }
+
+func (a *API) leading() bool { return a.d.Status().Role == replica.RoleLeader }

@@ -1,0 +1,28 @@
+// Package clientapi serves the request codes producers and consumers send:
+// SEND (10/310/320) and its rewrites (delay levels, timed delivery, retry and
+// DLQ, half messages), CONSUMER_SEND_MSG_BACK, END_TRANSACTION, request/reply,
+// PULL with TAG/SQL92 filters and long polling, consumer offsets, heartbeats and
+// consumer lists, orderly-consumption queue locks, and queries by key or id.
+//
+// # A produce request
+//
+// route.Table → (metrics, auth, forwarding stages) → send.go handleSend: parse
+// the header, check disk and topic, rewrite the placement (placement.go: delay,
+// timer, DLQ, half message), encode the record once, replicate it through
+// replica.Messages (group commit), answer with the offsetMsgId. api.go holds the
+// dependencies. Nothing here checks whether this node leads: routes.go registers
+// writes with route.Leader, and the forwarding stage relays them.
+//
+// Files, bottom up: api.go, placement.go, send.go, reply.go, sendback.go,
+// transaction.go, pull.go, offsets.go, consumers.go, query.go, routes.go (the
+// table, at the top: it references every handler).
+//
+// It may import broker/replica, broker/route, broker/clients, broker/offsets,
+// broker/schedule, broker/transaction, fsm, store and transport.
+//
+// # Concurrency
+//
+// Handlers run on the transport's per-request goroutines; a held pull blocks
+// only its own. API has no mutable state of its own: replicated state is behind
+// replica, soft state behind clients and offsets.
+package clientapi

@@ -1,0 +1,76 @@
+package clientapi
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/rocketraft/rocketraft/broker/route"
+	"github.com/rocketraft/rocketraft/store"
+	"github.com/rocketraft/rocketraft/transport"
+)
+
+// handleQueryOffset serves QUERY_CONSUMER_OFFSET (14) with RocketMQ's rule that
+// a group with no stored offset starts at 0 while the queue still holds message
+// 0, so "produce first, then start a consumer" delivers the earlier messages.
+func (a *API) handleQueryOffset(_ context.Context, req *route.Request) (*transport.Command, error) {
+	e := route.NewFields(req.ExtFields)
+	group, topic, queueID := e.Str("consumerGroup", true), e.Str("topic", true), e.Int32("queueId", true, 0)
+	if e.Err != nil {
+		return nil, e.Err
+	}
+	if off, ok := a.d.Offsets.Committed(group, topic, queueID); ok {
+		return route.OK(map[string]string{"offset": strconv.FormatInt(int64(off), 10)}, nil), nil
+	}
+	if req.ExtFields["setZeroIfNotFound"] != "false" && a.d.Store.MinQueueOffset(topic, queueID) <= 0 {
+		return route.OK(map[string]string{"offset": "0"}, nil), nil
+	}
+	return transport.NewResponse(transport.QueryNotFound, "no offset stored for "+group), nil
+}
+
+// handleUpdateOffset serves UPDATE_CONSUMER_OFFSET (15) on the leader, which
+// buffers it (broker/offsets); followers relay it (route.LeaderOneway).
+func (a *API) handleUpdateOffset(_ context.Context, req *route.Request) (*transport.Command, error) {
+	e := route.NewFields(req.ExtFields)
+	group, topic := e.Str("consumerGroup", true), e.Str("topic", true)
+	queueID, off := e.Int32("queueId", true, 0), e.Int64("commitOffset", true, 0)
+	if e.Err != nil {
+		return nil, e.Err
+	}
+	a.d.Offsets.Put(group, topic, queueID, store.QueueOffset(off))
+	return transport.NewResponse(transport.Success, ""), nil
+}
+
+func queueArgs(req *route.Request) (string, int32, *route.Fields) {
+	e := route.NewFields(req.ExtFields)
+	topic, queueID := e.Str("topic", true), e.Int32("queueId", true, 0)
+	return topic, queueID, e
+}
+
+// handleMaxOffset serves GET_MAX_OFFSET (30): the next offset to be written.
+func (a *API) handleMaxOffset(_ context.Context, req *route.Request) (*transport.Command, error) {
+	topic, queueID, e := queueArgs(req)
+	if e.Err != nil {
+		return nil, e.Err
+	}
+	return route.OK(map[string]string{"offset": strconv.FormatInt(int64(a.d.Store.MaxQueueOffset(topic, queueID)), 10)}, nil), nil
+}
+
+// handleMinOffset serves GET_MIN_OFFSET (31).
+func (a *API) handleMinOffset(_ context.Context, req *route.Request) (*transport.Command, error) {
+	topic, queueID, e := queueArgs(req)
+	if e.Err != nil {
+		return nil, e.Err
+	}
+	return route.OK(map[string]string{"offset": strconv.FormatInt(int64(a.d.Store.MinQueueOffset(topic, queueID)), 10)}, nil), nil
+}
+
+// handleSearchOffset serves SEARCH_OFFSET_BY_TIMESTAMP (29).
+func (a *API) handleSearchOffset(_ context.Context, req *route.Request) (*transport.Command, error) {
+	topic, queueID, e := queueArgs(req)
+	ts := e.Int64("timestamp", true, 0)
+	if e.Err != nil {
+		return nil, e.Err
+	}
+	off := a.d.Store.SearchOffsetByTimestamp(topic, queueID, ts)
+	return route.OK(map[string]string{"offset": strconv.FormatInt(int64(off), 10)}, nil), nil
+}

@@ -1,0 +1,177 @@
+package clientapi
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rocketraft/rocketraft/broker/clients"
+	"github.com/rocketraft/rocketraft/broker/route"
+	"github.com/rocketraft/rocketraft/fsm"
+	"github.com/rocketraft/rocketraft/store"
+	"github.com/rocketraft/rocketraft/transport"
+)
+
+// maxPullBytes bounds one pull response body (Java maxTransferBytesOnMessageInDisk).
+const maxPullBytes = 256 << 10
+
+// shortPollCap bounds a held pull when long polling is off (Java's
+// shortPollingTimeMills default, 1 s).
+const shortPollCap = time.Second
+
+// Pull sysFlag bits (PullSysFlag.java).
+const (
+	pullFlagCommitOffset = 0x1
+	pullFlagSuspend      = 0x2
+	pullFlagSubscription = 0x4
+)
+
+// PullHeader is PULL_MESSAGE's header.
+type PullHeader struct {
+	ConsumerGroup        string
+	Topic                string
+	QueueID              int32
+	QueueOffset          int64
+	MaxMsgNums           int32
+	SysFlag              int32
+	CommitOffset         int64
+	SuspendTimeoutMillis int64
+	Subscription         string
+	SubVersion           int64
+	ExpressionType       string
+}
+
+func parsePullHeader(fields map[string]string) (PullHeader, error) {
+	e := route.NewFields(fields)
+	h := PullHeader{
+		ConsumerGroup:        e.Str("consumerGroup", true),
+		Topic:                e.Str("topic", true),
+		QueueID:              e.Int32("queueId", true, 0),
+		QueueOffset:          e.Int64("queueOffset", true, 0),
+		MaxMsgNums:           e.Int32("maxMsgNums", false, 32),
+		SysFlag:              e.Int32("sysFlag", false, 0),
+		CommitOffset:         e.Int64("commitOffset", false, 0),
+		SuspendTimeoutMillis: e.Int64("suspendTimeoutMillis", false, 0),
+		Subscription:         e.Str("subscription", false),
+		SubVersion:           e.Int64("subVersion", false, 0),
+		ExpressionType:       e.Str("expressionType", false),
+	}
+	return h, e.Err
+}
+
+// handlePull serves PULL_MESSAGE (11). Every node serves what it has applied;
+// the response always suggests brokerId 0. A pull that finds nothing is held
+// (long polling) until a message arrives or suspendTimeoutMillis passes.
+func (a *API) handlePull(ctx context.Context, req *route.Request) (*transport.Command, error) {
+	h, err := parsePullHeader(req.ExtFields)
+	if err != nil {
+		return nil, err
+	}
+	if err := route.ValidateTopic(h.Topic); err != nil {
+		return nil, err
+	}
+	topic, ok := a.d.Replica.Topic(h.Topic)
+	if !ok {
+		return nil, fmt.Errorf("%w: topic %s", fsm.ErrTopicNotFound, h.Topic)
+	}
+	if h.QueueID < 0 || h.QueueID >= topic.ReadQueueNums {
+		return nil, fmt.Errorf("%w: queueId=%d, topic %s has %d read queues", fsm.ErrQueueIDInvalid, h.QueueID, h.Topic, topic.ReadQueueNums)
+	}
+	filter, err := a.pullFilter(h)
+	if err != nil {
+		return nil, err
+	}
+	if h.SysFlag&pullFlagCommitOffset != 0 && h.CommitOffset > 0 && a.leading() {
+		a.d.Offsets.Put(h.ConsumerGroup, h.Topic, h.QueueID, store.QueueOffset(h.CommitOffset))
+	}
+	maxMsgs := int(h.MaxMsgNums)
+	if maxMsgs <= 0 || maxMsgs > 1024 {
+		maxMsgs = 32
+	}
+	offset := store.QueueOffset(h.QueueOffset)
+	st := a.d.Store
+	res, err := st.GetMessages(h.Topic, h.QueueID, offset, maxMsgs, maxPullBytes, filter)
+	if err != nil {
+		return nil, err
+	}
+	if res.Status != store.Found && h.SysFlag&pullFlagSuspend != 0 && wouldWait(res.Status) {
+		res.Release()
+		suspend := min(time.Duration(h.SuspendTimeoutMillis)*time.Millisecond, a.d.MaxPullSuspend)
+		if !a.d.LongPollingEnable {
+			suspend = min(suspend, shortPollCap)
+		}
+		tq := store.TopicQueue{Topic: h.Topic, QueueID: h.QueueID}
+		a.d.Pulls.Wait(ctx, tq, offset, suspend, func() bool { return st.MaxQueueOffset(h.Topic, h.QueueID) > offset })
+		if res, err = st.GetMessages(h.Topic, h.QueueID, offset, maxMsgs, maxPullBytes, filter); err != nil {
+			return nil, err
+		}
+	}
+	return pullResponse(res, offset), nil
+}
+
+// wouldWait reports the statuses that mean "nothing yet at this offset".
+func wouldWait(s store.GetStatus) bool {
+	return s == store.OffsetOverflowOne || s == store.NoMessageInQueue || s == store.OffsetFoundNull
+}
+
+// pullFilter picks the subscription: in-band when the request carries one (pull
+// and lite-pull consumers), else the one registered by heartbeats (push consumers).
+func (a *API) pullFilter(h PullHeader) (store.MessageFilter, error) {
+	var sub clients.Subscription
+	if h.SysFlag&pullFlagSubscription != 0 {
+		sub = clients.Subscription{Topic: h.Topic, SubString: h.Subscription, ExpressionType: h.ExpressionType, SubVersion: h.SubVersion}
+		if sub.ExpressionType == "" || sub.ExpressionType == clients.ExpressionTag {
+			for _, t := range strings.Split(h.Subscription, "||") {
+				if t = strings.TrimSpace(t); t != "" && t != "*" {
+					sub.TagsSet = append(sub.TagsSet, t)
+				}
+			}
+		}
+	} else {
+		var ok bool
+		sub, ok = a.d.Clients.Subscription(h.ConsumerGroup, h.Topic)
+		if !ok {
+			return nil, fmt.Errorf("%w: consumer group %s has no subscription to %s (no heartbeat yet)",
+				route.ErrSubscriptionNotExist, h.ConsumerGroup, h.Topic)
+		}
+	}
+	return a.d.Clients.SubscriptionFilter(h.ConsumerGroup, sub)
+}
+
+// pullResponse maps a store result onto RocketMQ's pull codes and next offsets
+// (rocketmq-protocol.md §2.4.4); the body is the stored bytes, zero copy.
+func pullResponse(res *store.GetResult, requested store.QueueOffset) *transport.Command {
+	var code transport.ResponseCode
+	switch res.Status {
+	case store.Found:
+		code = transport.Success
+	case store.NoMatchedMessage, store.MessageWasRemoving:
+		code = transport.PullRetryImmediately
+	case store.OffsetOverflowOne, store.OffsetFoundNull:
+		code = transport.PullNotFound
+	case store.NoMessageInQueue:
+		if requested == 0 {
+			code = transport.PullNotFound
+		} else {
+			code = transport.PullOffsetMoved
+		}
+	default: // OffsetTooSmall, OffsetOverflowBadly
+		code = transport.PullOffsetMoved
+	}
+	r := transport.NewResponse(code, res.Status.String())
+	r.ExtFields = map[string]string{
+		"nextBeginOffset":      strconv.FormatInt(int64(res.NextBeginOffset), 10),
+		"minOffset":            strconv.FormatInt(int64(res.MinOffset), 10),
+		"maxOffset":            strconv.FormatInt(int64(res.MaxOffset), 10),
+		"suggestWhichBrokerId": "0",
+	}
+	if code == transport.Success && len(res.Messages) > 0 {
+		r.BodyParts = res.Messages
+		r.OnWritten = res.Release
+	} else {
+		res.Release()
+	}
+	return r
+}

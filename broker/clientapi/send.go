@@ -1,0 +1,325 @@
+package clientapi
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/rocketraft/rocketraft/broker/replica"
+	"github.com/rocketraft/rocketraft/broker/route"
+	"github.com/rocketraft/rocketraft/fsm"
+	"github.com/rocketraft/rocketraft/store"
+	"github.com/rocketraft/rocketraft/transport"
+)
+
+// Properties the send path reads or adds (request/reply, rocketmq-protocol.md §2.1).
+const (
+	propertyCluster       = "CLUSTER"
+	propertyReplyToClient = "REPLY_TO_CLIENT"
+)
+
+// handleSend serves SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and
+// SEND_BATCH_MESSAGE (320) on the leader: validate, encode each message once,
+// replicate through raft (group commit), answer after a quorum has fsynced.
+func (a *API) handleSend(ctx context.Context, req *route.Request) (*transport.Command, error) {
+	h, err := parseSendHeader(req.ExtFields)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.d.DiskFull(); err != nil {
+		return nil, err
+	}
+	if err := route.ValidateSendTopic(h.Topic); err != nil {
+		return nil, err
+	}
+	batch := req.RequestCode() == transport.SendBatchMessage || h.Batch
+	prepared := h.SysFlag&store.SysFlagTxPrepared != 0
+	if prepared && batch {
+		return nil, fmt.Errorf("%w: batch messages cannot be transactional", route.ErrNoPermission)
+	}
+	topic, err := a.topicForSend(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	queueID := h.QueueID
+	if queueID < 0 {
+		queueID = int32(a.now().UnixNano() % int64(topic.WriteQueueNums))
+	}
+	if queueID >= max(topic.WriteQueueNums, topic.ReadQueueNums) {
+		return nil, fmt.Errorf("%w: queueId=%d, topic %s has %d write queues", fsm.ErrQueueIDInvalid, queueID, h.Topic, topic.WriteQueueNums)
+	}
+	born := bornHost(req.Conn)
+	var recs [][]byte
+	var uniqKey string
+	if batch {
+		elems, err := decodeBatch(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		for i, e := range elems {
+			// RocketMQ does not delay batch messages (MessageBatch refuses DELAY);
+			// storing them at once would silently ignore what the producer asked for.
+			if v, ok := store.Property(e.Properties, store.PropertyDelayLevel); ok && v != "" && v != "0" {
+				return nil, fmt.Errorf("%w: batch element %d has DELAY=%s; batch messages cannot be delayed", store.ErrMessageIllegal, i, v)
+			}
+			rec, err := a.encodeForStore(h, queueID, e.Flag, e.Body, e.Properties, born)
+			if err != nil {
+				return nil, err
+			}
+			recs = append(recs, rec)
+		}
+	} else {
+		// Delayed, retry-past-max and timed messages are stored elsewhere (placement.go).
+		place := a.placeSend
+		forwarded := route.Forwarded(req.Command) // then req.Conn is the follower's
+		if prepared {
+			// A prepared message waits as a half message (transaction.go), stored
+			// with the transaction type cleared so it gets a queue offset.
+			place = a.placeHalf
+			h.SysFlag &^= store.SysFlagTxMask
+			if !forwarded {
+				a.d.Clients.SawProducer(req.Conn, h.ProducerGroup, a.now())
+			}
+		}
+		p, err := place(ctx, placeArgs{Topic: h.Topic, QueueID: queueID, ProducerGroup: h.ProducerGroup,
+			ReconsumeTimes: h.ReconsumeTimes, MaxReconsumeTimes: h.MaxReconsumeTimes,
+			MaxReconsumeSet: maxReconsumeSet(req.ExtFields)}, h.Properties)
+		if err != nil {
+			return nil, err
+		}
+		uniqKey, _ = store.Property(p.props, store.PropertyUniqKey)
+		p.props = withCluster(p.props, a.d.ClusterName)
+		code := req.RequestCode()
+		if replyTo, ok := store.Property(p.props, propertyReplyToClient); ok && !forwarded &&
+			code != transport.SendReplyMessage && code != transport.SendReplyMessageV2 {
+			a.d.Clients.SawRequester(req.Conn, replyTo, a.now())
+		}
+		ph := h
+		ph.Topic = p.topic
+		rec, err := a.encodeForStore(ph, p.queueID, h.Flag, req.Body, p.props, born)
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, rec)
+	}
+	pctx, cancel := context.WithTimeout(ctx, sendTimeout)
+	defer cancel()
+	results, err := a.d.Replica.PutMessages(pctx, recs)
+	if err != nil {
+		return nil, err // replica.ErrNotLeader: the forwarding stage relays it
+	}
+	if len(results) != len(recs) {
+		return nil, fmt.Errorf("%w: %d results for %d messages", replica.ErrUnknownOutcome, len(results), len(recs))
+	}
+	ids := make([]string, len(results))
+	for i, r := range results {
+		ids[i] = r.OffsetMsgID
+	}
+	return route.OK(map[string]string{
+		"msgId":         strings.Join(ids, ","),
+		"queueId":       strconv.Itoa(int(queueID)),
+		"queueOffset":   strconv.FormatInt(int64(results[0].QueueOffset), 10),
+		"transactionId": uniqKey,
+		"MSG_REGION":    "DefaultRegion",
+		"TRACE_ON":      "true",
+	}, nil), nil
+}
+
+// encodeForStore validates one message and encodes it in the stored layout; the
+// FSM patches offsets and the store timestamp when it applies the entry.
+func (a *API) encodeForStore(h SendHeader, queueID, flag int32, body []byte, props string, born netip.AddrPort) ([]byte, error) {
+	if err := route.ValidateMessage(body, props, a.d.MaxMessageSize); err != nil {
+		return nil, err
+	}
+	m := store.Message{
+		Topic:          h.Topic,
+		QueueID:        queueID,
+		Flag:           flag,
+		SysFlag:        h.SysFlag,
+		BornTimestamp:  h.BornTimestamp,
+		BornHost:       born,
+		StoreHost:      a.d.StoreHost,
+		ReconsumeTimes: h.ReconsumeTimes,
+		Body:           body,
+		Properties:     props,
+	}
+	return store.AppendMessage(nil, &m)
+}
+
+// topicForSend returns the topic, creating it from TBW102 when auto-create is on
+// (AbstractSendMessageProcessor.msgCheck).
+func (a *API) topicForSend(ctx context.Context, h SendHeader) (fsm.TopicConfig, error) {
+	if t, ok := a.d.Replica.Topic(h.Topic); ok {
+		if t.Perm&fsm.PermWrite == 0 {
+			return t, fmt.Errorf("%w: topic %s is not writable (perm %d)", route.ErrNoPermission, h.Topic, t.Perm)
+		}
+		return t, nil
+	}
+	retry := strings.HasPrefix(h.Topic, RetryPrefix)
+	if !a.d.AutoCreateTopicEnable && !retry {
+		return fsm.TopicConfig{}, fmt.Errorf("%w: topic %s (autoCreateTopicEnable=false)", fsm.ErrTopicNotFound, h.Topic)
+	}
+	queues := h.DefaultTopicQueueNums
+	if queues <= 0 || queues > a.d.DefaultTopicQueueNums {
+		queues = a.d.DefaultTopicQueueNums
+	}
+	if retry {
+		queues = 1
+	}
+	t := fsm.NewTopic(h.Topic, queues, fsm.PermRead|fsm.PermWrite)
+	if err := a.d.Replica.UpsertTopic(ctx, t); err != nil {
+		return fsm.TopicConfig{}, fmt.Errorf("auto-create topic %s: %w", h.Topic, err)
+	}
+	a.d.TopicsChanged()
+	if got, ok := a.d.Replica.Topic(h.Topic); ok {
+		return got, nil
+	}
+	return t, nil
+}
+
+func bornHost(conn *transport.Conn) netip.AddrPort {
+	if conn == nil {
+		return netip.AddrPort{}
+	}
+	ap, err := netip.ParseAddrPort(conn.RemoteAddr())
+	if err != nil {
+		return netip.AddrPort{}
+	}
+	return ap
+}
+
+// withCluster adds the CLUSTER property, as Java's SendMessageProcessor does for
+// every message: a responder builds its reply topic from it.
+func withCluster(props, cluster string) string {
+	if cluster == "" {
+		return props
+	}
+	if _, ok := store.Property(props, propertyCluster); ok {
+		return props
+	}
+	return props + propertyCluster + "\x01" + cluster + "\x02"
+}
+
+// SendHeader is SEND_MESSAGE's header (V1 keys), also decoded from
+// SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE's single-letter keys.
+type SendHeader struct {
+	ProducerGroup         string
+	Topic                 string
+	DefaultTopic          string
+	DefaultTopicQueueNums int32
+	QueueID               int32
+	SysFlag               int32
+	BornTimestamp         int64
+	Flag                  int32
+	Properties            string
+	ReconsumeTimes        int32
+	UnitMode              bool
+	Batch                 bool
+	MaxReconsumeTimes     int32
+	BrokerName            string
+}
+
+// v2Keys maps SendMessageRequestHeaderV2's single letters to the V1 names.
+var v2Keys = map[string]string{
+	"a": "producerGroup", "b": "topic", "c": "defaultTopic", "d": "defaultTopicQueueNums",
+	"e": "queueId", "f": "sysFlag", "g": "bornTimestamp", "h": "flag", "i": "properties",
+	"j": "reconsumeTimes", "k": "unitMode", "l": "maxReconsumeTimes", "m": "batch", "n": "brokerName",
+}
+
+// parseSendHeader decodes the header of codes 10, 310 and 320. V2
+// (single-letter) keys are recognised by the presence of "b" (topic).
+func parseSendHeader(fields map[string]string) (SendHeader, error) {
+	if _, v2 := fields["b"]; v2 {
+		v1 := make(map[string]string, len(fields))
+		for k, v := range fields {
+			if name, ok := v2Keys[k]; ok {
+				v1[name] = v
+			} else {
+				v1[k] = v
+			}
+		}
+		fields = v1
+	}
+	e := route.NewFields(fields)
+	h := SendHeader{
+		ProducerGroup:         e.Str("producerGroup", false),
+		Topic:                 e.Str("topic", true),
+		DefaultTopic:          e.Str("defaultTopic", false),
+		DefaultTopicQueueNums: e.Int32("defaultTopicQueueNums", false, 4),
+		QueueID:               e.Int32("queueId", true, 0),
+		SysFlag:               e.Int32("sysFlag", false, 0),
+		BornTimestamp:         e.Int64("bornTimestamp", false, 0),
+		Flag:                  e.Int32("flag", false, 0),
+		Properties:            e.Str("properties", false),
+		ReconsumeTimes:        e.Int32("reconsumeTimes", false, 0),
+		UnitMode:              e.Bool("unitMode", false),
+		Batch:                 e.Bool("batch", false),
+		MaxReconsumeTimes:     e.Int32("maxReconsumeTimes", false, 0),
+		BrokerName:            e.Str("bname", false),
+	}
+	if h.BrokerName == "" {
+		h.BrokerName = fields["brokerName"]
+	}
+	return h, e.Err
+}
+
+// BatchElement is one inner message of a SEND_BATCH_MESSAGE body.
+type BatchElement struct {
+	Flag       int32
+	Body       []byte
+	Properties string
+}
+
+// decodeBatch splits a SEND_BATCH_MESSAGE body (Java MessageDecoder.encodeMessage
+// layout): TOTALSIZE int32, MAGIC int32, BODYCRC int32, FLAG int32, BODYLEN int32
+// + body, PROPLEN int16 + properties. Every length is checked against what remains.
+func decodeBatch(b []byte) ([]BatchElement, error) {
+	var out []BatchElement
+	for pos := 0; pos < len(b); {
+		if len(b)-pos < 20 {
+			return nil, fmt.Errorf("%w: %d trailing bytes at %d", route.ErrBatchMalformed, len(b)-pos, pos)
+		}
+		total := int(int32(binary.BigEndian.Uint32(b[pos:])))
+		if total < 22 || total > len(b)-pos {
+			return nil, fmt.Errorf("%w: element at %d claims %d bytes, %d remain", route.ErrBatchMalformed, pos, total, len(b)-pos)
+		}
+		el := b[pos : pos+total]
+		flag := int32(binary.BigEndian.Uint32(el[12:]))
+		bodyLen := int(int32(binary.BigEndian.Uint32(el[16:])))
+		if bodyLen < 0 || 20+bodyLen+2 > total {
+			return nil, fmt.Errorf("%w: element at %d body length %d exceeds element", route.ErrBatchMalformed, pos, bodyLen)
+		}
+		body := el[20 : 20+bodyLen]
+		propLen := int(binary.BigEndian.Uint16(el[20+bodyLen:]))
+		if 22+bodyLen+propLen != total {
+			return nil, fmt.Errorf("%w: element at %d lengths add to %d, total says %d", route.ErrBatchMalformed, pos, 22+bodyLen+propLen, total)
+		}
+		props := string(el[22+bodyLen:])
+		out = append(out, BatchElement{Flag: flag, Body: body, Properties: props})
+		pos += total
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: empty batch", route.ErrBatchMalformed)
+	}
+	return out, nil
+}
+
+// EncodeBatch is the inverse of decodeBatch (our clients and tests).
+func EncodeBatch(elems []BatchElement) []byte {
+	var b []byte
+	for _, e := range elems {
+		total := 22 + len(e.Body) + len(e.Properties)
+		var hdr [20]byte
+		binary.BigEndian.PutUint32(hdr[0:], uint32(total))
+		binary.BigEndian.PutUint32(hdr[12:], uint32(e.Flag))
+		binary.BigEndian.PutUint32(hdr[16:], uint32(len(e.Body)))
+		b = append(b, hdr[:]...)
+		b = append(b, e.Body...)
+		b = binary.BigEndian.AppendUint16(b, uint16(len(e.Properties)))
+		b = append(b, e.Properties...)
+	}
+	return b
+}

@@ -1,0 +1,112 @@
+package broker
+
+import (
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/rocketraft/rocketraft/broker/metrics"
+	"github.com/rocketraft/rocketraft/broker/schedule"
+	"github.com/rocketraft/rocketraft/broker/transaction"
+)
+
+// Peer is one member of the group: raft id, and the client-facing address that a
+// follower forwards writes to when that peer leads.
+type Peer struct {
+	ID         string
+	ClientAddr string
+}
+
+// Config is one broker node's settings (cmd maps config.Broker onto it).
+type Config struct {
+	ClusterName  string
+	BrokerName   string
+	ListenAddr   string // where the remoting server listens
+	ClientAddr   string // advertised ip:port (STOREHOST, registration)
+	NamesrvAddrs []string
+	SelfID       string
+	// SelfIndex is this node's position in the peer list; followers register as
+	// brokerId SelfIndex+1.
+	SelfIndex             int
+	Peers                 []Peer
+	MaxMessageSize        int
+	AutoCreateTopicEnable bool
+	DefaultTopicQueueNums int32
+	RegisterInterval      time.Duration // default 30 s
+	OffsetFlushInterval   time.Duration // default 1 s
+	LongPollingEnable     bool
+	// MaxPullSuspend caps suspendTimeoutMillis (default 30 s).
+	MaxPullSuspend time.Duration
+	// MessageDelayLevel is the delay of each level 1..N (default
+	// schedule.DefaultMessageDelayLevel); DELAY above N is clamped to N.
+	MessageDelayLevel []time.Duration
+	// RetentionInterval is how often the store's retention policy runs (default 10 s).
+	RetentionInterval time.Duration
+	// PreferredLeaderID, when set, gets leadership whenever it is caught up;
+	// PreferredLeaderCheck is how often the leader tries (default 30 s).
+	PreferredLeaderID    string
+	PreferredLeaderCheck time.Duration
+	// TransactionTimeout is the age of a half message before its first check-back
+	// (transactionTimeOut, default 6 s); TransactionCheckInterval the time between
+	// check rounds (default 30 s); TransactionCheckMax the check-backs a half
+	// message gets before it goes to TRANS_CHECK_MAX_TIME_TOPIC (default 15).
+	TransactionTimeout       time.Duration
+	TransactionCheckInterval time.Duration
+	TransactionCheckMax      int32
+	// Metrics, when set, records every request (the first stage of the handler
+	// chain), role changes and the store's flushes.
+	Metrics *metrics.Metrics
+	Logger  hclog.Logger
+}
+
+// Intervals of the loops that have no setting (Java's values where it has one).
+const (
+	// clientExpiryScan is how often idle clients are dropped.
+	clientExpiryScan = 10 * time.Second
+	// clientIdleTimeout drops a client that has not heartbeated for this long
+	// (Java's channelExpiredTimeout, 120 s).
+	clientIdleTimeout = 120 * time.Second
+	// diskCheckRefresh is how often the background loop refreshes the disk-full
+	// flag while nobody sends (sends refresh it themselves, see diskCheckInterval).
+	diskCheckRefresh = time.Second
+)
+
+func (c Config) withDefaults() Config {
+	if c.RegisterInterval == 0 {
+		c.RegisterInterval = 30 * time.Second
+	}
+	if c.OffsetFlushInterval == 0 {
+		c.OffsetFlushInterval = time.Second
+	}
+	if c.MaxMessageSize == 0 {
+		c.MaxMessageSize = 4 << 20
+	}
+	if c.DefaultTopicQueueNums == 0 {
+		c.DefaultTopicQueueNums = 4
+	}
+	if c.MaxPullSuspend == 0 {
+		c.MaxPullSuspend = 30 * time.Second
+	}
+	if c.RetentionInterval == 0 {
+		c.RetentionInterval = 10 * time.Second
+	}
+	if c.PreferredLeaderCheck == 0 {
+		c.PreferredLeaderCheck = 30 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.NewNullLogger()
+	}
+	if len(c.MessageDelayLevel) == 0 {
+		c.MessageDelayLevel = schedule.DefaultMessageDelayLevel
+	}
+	if c.TransactionTimeout == 0 {
+		c.TransactionTimeout = transaction.DefaultTimeout
+	}
+	if c.TransactionCheckInterval == 0 {
+		c.TransactionCheckInterval = transaction.DefaultCheckInterval
+	}
+	if c.TransactionCheckMax == 0 {
+		c.TransactionCheckMax = transaction.DefaultCheckMax
+	}
+	return c
+}

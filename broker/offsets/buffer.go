@@ -1,0 +1,95 @@
+package offsets
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/rocketraft/rocketraft/broker/replica"
+	"github.com/rocketraft/rocketraft/fsm"
+	"github.com/rocketraft/rocketraft/store"
+)
+
+type key struct {
+	group, topic string
+	queueID      int32
+}
+
+// Buffer coalesces consumer offset commits on the leader.
+type Buffer struct {
+	rep     replica.Metadata
+	mu      sync.Mutex
+	pending map[key]store.QueueOffset
+}
+
+// NewBuffer is an empty buffer that flushes into rep.
+func NewBuffer(rep replica.Metadata) *Buffer {
+	return &Buffer{rep: rep, pending: make(map[key]store.QueueOffset)}
+}
+
+// Put records the newest committed offset of (group, topic, queueID).
+func (b *Buffer) Put(group, topic string, queueID int32, off store.QueueOffset) {
+	b.mu.Lock()
+	b.pending[key{group, topic, queueID}] = off
+	b.mu.Unlock()
+}
+
+// Committed is the latest committed offset: pending on this leader, else
+// replicated.
+func (b *Buffer) Committed(group, topic string, queueID int32) (store.QueueOffset, bool) {
+	b.mu.Lock()
+	off, ok := b.pending[key{group, topic, queueID}]
+	b.mu.Unlock()
+	if ok {
+		return off, true
+	}
+	return b.rep.ConsumerOffset(group, topic, queueID)
+}
+
+// Flush replicates everything pending as one entry; on failure the offsets go
+// back, unless newer ones arrived meanwhile.
+func (b *Buffer) Flush(ctx context.Context) error {
+	offs := b.take()
+	if len(offs) == 0 {
+		return nil
+	}
+	if err := b.rep.CommitOffsets(ctx, offs); err != nil {
+		b.restore(offs)
+		return err
+	}
+	return nil
+}
+
+// take removes and returns everything pending, sorted for a deterministic command.
+func (b *Buffer) take() []fsm.OffsetEntry {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]fsm.OffsetEntry, 0, len(b.pending))
+	for k, v := range b.pending {
+		out = append(out, fsm.OffsetEntry{Group: k.group, Topic: k.topic, QueueID: k.queueID, Offset: v})
+	}
+	clear(b.pending)
+	sort.Slice(out, func(i, j int) bool {
+		x, y := out[i], out[j]
+		if x.Group != y.Group {
+			return x.Group < y.Group
+		}
+		if x.Topic != y.Topic {
+			return x.Topic < y.Topic
+		}
+		return x.QueueID < y.QueueID
+	})
+	return out
+}
+
+// restore puts back offsets whose replication failed, unless newer ones arrived.
+func (b *Buffer) restore(offs []fsm.OffsetEntry) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range offs {
+		k := key{c.Group, c.Topic, c.QueueID}
+		if _, newer := b.pending[k]; !newer {
+			b.pending[k] = c.Offset
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package offsets
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/rocketraft/rocketraft/broker/replica"
+	"github.com/rocketraft/rocketraft/fsm"
+	"github.com/rocketraft/rocketraft/internal/fakereplica"
+	"github.com/rocketraft/rocketraft/store"
+)
+
+// failingMetadata refuses CommitOffsets, as a node that lost leadership does.
+type failingMetadata struct{ replica.Metadata }
+
+func (failingMetadata) CommitOffsets(context.Context, []fsm.OffsetEntry) error {
+	return replica.ErrNotLeader
+}
+
+func TestFlushReplicatesOnceSortedAndPendingWinsUntilThen(t *testing.T) {
+	rep := fakereplica.New(nil, replica.RoleLeader)
+	b := NewBuffer(rep)
+	b.Put("g", "T", 1, 5)
+	b.Put("g", "T", 1, 7) // coalesced: only the newest is replicated
+	b.Put("a", "T", 0, 3)
+	if off, ok := b.Committed("g", "T", 1); !ok || off != 7 {
+		t.Fatalf("pending offset = %d, %v; want 7", off, ok)
+	}
+	if offs := b.take(); len(offs) != 2 || offs[0].Group != "a" || offs[1].Offset != 7 {
+		t.Fatalf("take = %+v, want [a/T/0=3 g/T/1=7]", offs)
+	}
+	b.Put("g", "T", 1, 9)
+	if err := b.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if off, ok := rep.ConsumerOffset("g", "T", 1); !ok || off != 9 {
+		t.Fatalf("replicated offset = %d, %v; want 9", off, ok)
+	}
+	if off, ok := b.Committed("g", "T", 1); !ok || off != 9 {
+		t.Fatalf("committed after flush = %d, %v; want 9 (from the replica)", off, ok)
+	}
+}
+
+func TestFailedFlushRestoresUnlessNewer(t *testing.T) {
+	b := NewBuffer(failingMetadata{fakereplica.New(nil, replica.RoleFollower)})
+	b.Put("g", "T", 0, store.QueueOffset(4))
+	offs := b.take()
+	b.Put("g", "T", 0, 6) // arrives while the flush is in flight
+	b.restore(offs)
+	if off, _ := b.Committed("g", "T", 0); off != 6 {
+		t.Fatalf("after restore = %d, want the newer 6", off)
+	}
+	if err := b.Flush(context.Background()); !errors.Is(err, replica.ErrNotLeader) {
+		t.Fatalf("flush error = %v, want ErrNotLeader", err)
+	}
+	if off, ok := b.Committed("g", "T", 0); !ok || off != 6 {
+		t.Fatalf("after failed flush = %d, %v; want 6 kept pending", off, ok)
+	}
+}

@@ -1,0 +1,61 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/rocketraft/rocketraft/broker/node"
+)
+
+func (r *nodeReplica) Peers() ([]Peer, error) {
+	servers, err := r.n.Configuration()
+	if err != nil {
+		return nil, mapNodeError(err)
+	}
+	out := make([]Peer, len(servers))
+	for i, s := range servers {
+		out[i] = Peer{ID: string(s.ID), Address: string(s.Address), Suffrage: s.Suffrage.String()}
+	}
+	return out, nil
+}
+
+func (r *nodeReplica) AddVoter(ctx context.Context, id, addr string) error {
+	return mapMembershipError(r.n.AddVoter(ctx, raft.ServerID(id), raft.ServerAddress(addr)))
+}
+
+func (r *nodeReplica) AddNonvoter(ctx context.Context, id, addr string) error {
+	return mapMembershipError(r.n.AddNonvoter(ctx, raft.ServerID(id), raft.ServerAddress(addr)))
+}
+
+func (r *nodeReplica) RemoveServer(ctx context.Context, id string) error {
+	return mapMembershipError(r.n.RemoveServer(ctx, raft.ServerID(id)))
+}
+
+// Snapshot reports raft's "nothing new to snapshot" as ErrNothingToSnapshot: the
+// operator asked for a state that already holds.
+func (r *nodeReplica) Snapshot() error {
+	err := r.n.Snapshot()
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, raft.ErrNothingNewToSnapshot):
+		return fmt.Errorf("%w: %w", ErrNothingToSnapshot, err)
+	default:
+		return fmt.Errorf("%w: %w", ErrUnknownOutcome, err)
+	}
+}
+
+// mapMembershipError sends an unknown server id to ErrUnknownMember (the
+// operator named a member that is not there) and everything else through
+// mapNodeError.
+func mapMembershipError(err error) error {
+	if errors.Is(err, node.ErrUnknownServer) {
+		return fmt.Errorf("%w: %w", ErrUnknownMember, err)
+	}
+	return mapNodeError(err)
+}
+
+func (r *nodeReplica) RaftStats() map[string]string { return r.n.Raft().Stats() }

@@ -1,0 +1,28 @@
+package replica
+
+// Role is a node's raft role as the broker sees it.
+type Role int
+
+const (
+	RoleFollower Role = iota
+	RoleCandidate
+	// RoleLeader is reported only after the leader's barrier (applied == commit),
+	// when writes may be accepted.
+	RoleLeader
+	RoleShutdown
+)
+
+func (r Role) String() string {
+	return [...]string{"FOLLOWER", "CANDIDATE", "LEADER", "SHUTDOWN"}[r]
+}
+
+// Status is what registration, forwarding and the admin CLI need to know.
+type Status struct {
+	Role         Role
+	Term         uint64
+	SelfID       string
+	LeaderID     string
+	AppliedIndex uint64
+	CommitIndex  uint64
+	LastIndex    uint64
+}

@@ -1,0 +1,107 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/rocketraft/rocketraft/broker/clientapi"
+	"github.com/rocketraft/rocketraft/broker/replica"
+	"github.com/rocketraft/rocketraft/broker/route"
+	"github.com/rocketraft/rocketraft/fsm"
+)
+
+// Bounds on the leader's start-up work: each is one raft entry, and a new leader
+// that cannot commit one in this time retries on its next role event.
+const (
+	systemTopicTimeout = 5 * time.Second
+	// handOffTimeout bounds the leadership transfer before a clean shutdown;
+	// raft's own transfer timeout is an election timeout.
+	handOffTimeout = 3 * time.Second
+	// preferredTransferTimeout bounds one attempt to move leadership to the
+	// preferred leader.
+	preferredTransferTimeout = 5 * time.Second
+)
+
+// templateQueues is TBW102's queue count (Java's default for the auto-create
+// template).
+const templateQueues = 8
+
+// leaderServicesRoleChanged starts or stops every leader-only service.
+func (b *Broker) leaderServicesRoleChanged(st replica.Status) {
+	for _, s := range b.leaderServices {
+		s.roleChanged(b.ctx, b.log, st)
+	}
+}
+
+// watchRoles follows the replica's role events: it keeps the broker's status,
+// starts and stops the leader-only services, and re-registers with every
+// nameserver at once on every change of role or term.
+func (b *Broker) watchRoles() {
+	ch := b.replica.RoleChanges()
+	defer func() {
+		for _, s := range b.leaderServices {
+			s.stop(b.log)
+		}
+	}()
+	b.leaderServicesRoleChanged(b.Status())
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case st, ok := <-ch:
+			if !ok {
+				return
+			}
+			b.mu.Lock()
+			prev := b.status
+			b.status = st
+			b.mu.Unlock()
+			if b.cfg.Metrics != nil {
+				b.cfg.Metrics.ObserveRoleChange(prev.Term, st)
+			}
+			b.leaderServicesRoleChanged(st)
+			if prev.Role != st.Role || prev.Term != st.Term {
+				b.log.Info("role changed", "role", st.Role, "term", st.Term, "leader", st.LeaderID)
+				if st.Role == replica.RoleLeader {
+					b.ensureTopicExists(clientapi.AutoCreateTopic, templateQueues, fsm.PermInherit, b.cfg.AutoCreateTopicEnable)
+					b.ensureTopicExists(clientapi.ReplyTopic(b.cfg.ClusterName), 1, 0, b.cfg.ClusterName != "")
+				}
+				b.registerAll()
+			}
+		}
+	}
+}
+
+// ensureTopicExists creates a topic a new leader needs when wanted and missing:
+// TBW102 (the auto-create template) and <cluster>_REPLY_TOPIC (Java's
+// TopicConfigManager creates both at start-up, so responders have a route).
+func (b *Broker) ensureTopicExists(name string, queues, extraPerm int32, wanted bool) {
+	if !wanted || route.ValidateTopic(name) != nil {
+		return
+	}
+	if _, ok := b.replica.Topic(name); ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, systemTopicTimeout)
+	defer cancel()
+	t := fsm.NewTopic(name, queues, fsm.PermRead|fsm.PermWrite|extraPerm)
+	if err := b.replica.UpsertTopic(ctx, t); err != nil && !errors.Is(err, context.Canceled) {
+		b.log.Warn("create system topic failed", "topic", name, "error", err)
+	}
+}
+
+// handOffLeadership transfers leadership before a clean shutdown, so the group
+// has a new leader in milliseconds instead of after an election timeout.
+func (b *Broker) handOffLeadership() {
+	if !b.isLeader() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), handOffTimeout)
+	defer cancel()
+	if err := b.replica.TransferLeadership(ctx, ""); err != nil {
+		b.log.Warn("leadership hand-off before shutdown failed; the group will elect after the election timeout", "error", err)
+		return
+	}
+	b.log.Info("leadership handed off before shutdown")
+}

@@ -1,0 +1,77 @@
+package route
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Fields reads typed values out of a request's extFields and remembers the
+// first problem (Err), naming the key, the value and the rule.
+type Fields struct {
+	m   map[string]string
+	Err error
+}
+
+// NewFields reads ext.
+func NewFields(ext map[string]string) *Fields { return &Fields{m: ext} }
+
+// Fail records a problem with key unless an earlier one was recorded.
+func (f *Fields) Fail(key, value, rule string) {
+	if f.Err == nil {
+		f.Err = fmt.Errorf("%w: %s=%q: %s", ErrBadHeader, key, value, rule)
+	}
+}
+
+// Raw is the value of key as sent.
+func (f *Fields) Raw(key string) string { return f.m[key] }
+
+// Str is the value of key; a missing required key is a problem.
+func (f *Fields) Str(key string, required bool) string {
+	v, ok := f.m[key]
+	if !ok && required {
+		f.Fail(key, "", "required")
+	}
+	return v
+}
+
+// Int64 is the decimal value of key, def when absent or empty.
+func (f *Fields) Int64(key string, required bool, def int64) int64 {
+	v, ok := f.m[key]
+	if !ok || v == "" {
+		if required {
+			f.Fail(key, v, "required")
+		}
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		f.Fail(key, v, "must be a decimal integer")
+		return def
+	}
+	return n
+}
+
+// Int32 is Int64 limited to 32 bits.
+func (f *Fields) Int32(key string, required bool, def int32) int32 {
+	n := f.Int64(key, required, int64(def))
+	if n < -1<<31 || n > 1<<31-1 {
+		f.Fail(key, f.m[key], "must fit in 32 bits")
+		return def
+	}
+	return int32(n)
+}
+
+// Bool is true or false, def when absent or empty.
+func (f *Fields) Bool(key string, def bool) bool {
+	switch v := f.m[key]; v {
+	case "":
+		return def
+	case "true":
+		return true
+	case "false":
+		return false
+	default:
+		f.Fail(key, v, "must be true or false")
+		return def
+	}
+}

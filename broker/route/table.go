@@ -1,0 +1,68 @@
+package route
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rocketraft/rocketraft/transport"
+)
+
+// Table maps request codes to routes. Handlers register with Handle before
+// Serve; codes without a route are answered REQUEST_CODE_NOT_SUPPORTED.
+type Table struct {
+	routes map[transport.RequestCode]*Route
+}
+
+// NewTable is an empty table.
+func NewTable() *Table { return &Table{routes: make(map[transport.RequestCode]*Route)} }
+
+// Handle registers h for every code in codes under policy p. A code registered
+// twice is a wiring bug and panics at start-up.
+func (t *Table) Handle(p Policy, h Handler, codes ...transport.RequestCode) {
+	for _, c := range codes {
+		if _, dup := t.routes[c]; dup {
+			panic(fmt.Sprintf("route: request code %s registered twice", c))
+		}
+		t.routes[c] = &Route{Code: c, Policy: p, Handler: h}
+	}
+}
+
+// Lookup returns the route of a code (tests and documentation).
+func (t *Table) Lookup(c transport.RequestCode) (*Route, bool) {
+	r, ok := t.routes[c]
+	return r, ok
+}
+
+// Serve builds every route's chain — the stages in order, then fwd, then the
+// handler — and returns the transport handler that runs them.
+func (t *Table) Serve(fwd Stage, stages ...Stage) transport.HandlerFunc {
+	chain := func(h Handler) Handler {
+		h = fwd(h)
+		for i := len(stages) - 1; i >= 0; i-- {
+			h = stages[i](h)
+		}
+		return h
+	}
+	chains := make(map[transport.RequestCode]Handler, len(t.routes))
+	for c, r := range t.routes {
+		chains[c] = chain(r.Handler)
+	}
+	// A code without a route still runs the stages (metrics count it, and an
+	// authorisation stage sees every request), as a Local route of its own.
+	unsupported := chain(notSupported)
+	return func(ctx context.Context, conn *transport.Conn, cmd *transport.Command) *transport.Command {
+		code := cmd.RequestCode()
+		h, ok := chains[code]
+		r := t.routes[code]
+		if !ok {
+			h, r = unsupported, &Route{Code: code, Policy: Local, Handler: notSupported}
+		}
+		return Respond(h(ctx, &Request{Command: cmd, Conn: conn, Route: r}))
+	}
+}
+
+// notSupported answers a request code no room registered.
+func notSupported(_ context.Context, req *Request) (*transport.Command, error) {
+	return transport.NewResponse(transport.RequestCodeNotSupported,
+		fmt.Sprintf("request code %d is not supported", req.Code)), nil
+}

@@ -1,0 +1,57 @@
+package route
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/rocketraft/rocketraft/broker/replica"
+	"github.com/rocketraft/rocketraft/transport"
+)
+
+// TestChainOrderAndUnroutedCodes: stages run in order around the forwarding
+// stage and the handler, an error becomes its table code, and a code nobody
+// registered still passes through the stages before REQUEST_CODE_NOT_SUPPORTED.
+func TestChainOrderAndUnroutedCodes(t *testing.T) {
+	var trace []string
+	stage := func(name string) Stage {
+		return func(next Handler) Handler {
+			return func(ctx context.Context, req *Request) (*transport.Command, error) {
+				trace = append(trace, name+">"+req.Route.Policy.String())
+				return next(ctx, req)
+			}
+		}
+	}
+	tbl := NewTable()
+	tbl.Handle(Local, func(context.Context, *Request) (*transport.Command, error) {
+		trace = append(trace, "handler")
+		return nil, errors.New("wrapped: " + replica.ErrBusy.Error())
+	}, transport.GetMaxOffset)
+	tbl.Handle(Local, func(context.Context, *Request) (*transport.Command, error) {
+		return nil, replica.ErrBusy
+	}, transport.GetMinOffset)
+	serve := tbl.Serve(stage("fwd"), stage("metrics"), stage("auth"))
+
+	resp := serve(context.Background(), nil, transport.NewRequest(transport.GetMaxOffset, nil, nil))
+	if got := trace; len(got) != 4 || got[0] != "metrics>local" || got[1] != "auth>local" || got[2] != "fwd>local" || got[3] != "handler" {
+		t.Fatalf("order = %v", got)
+	}
+	if resp.ResponseCode() != transport.SystemError {
+		t.Fatalf("an error matching no row answered %s, want SYSTEM_ERROR", resp.ResponseCode())
+	}
+	if resp := serve(context.Background(), nil, transport.NewRequest(transport.GetMinOffset, nil, nil)); resp.ResponseCode() != transport.SystemBusy {
+		t.Fatalf("ErrBusy answered %s", resp.ResponseCode())
+	}
+
+	trace = nil
+	resp = serve(context.Background(), nil, transport.NewRequest(transport.RequestCode(9999), nil, nil))
+	if resp.ResponseCode() != transport.RequestCodeNotSupported || len(trace) != 3 {
+		t.Fatalf("unrouted code: %s after stages %v", resp.ResponseCode(), trace)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("registering a code twice did not panic")
+		}
+	}()
+	tbl.Handle(Leader, nil, transport.GetMaxOffset)
+}
