@@ -22,9 +22,12 @@ test: build
 race:
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
+# lint: gofmt, go vet, then staticcheck with its default checks. staticcheck is a tool
+# dependency in go.mod, so `go tool` fetches and builds the pinned version itself.
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo 'gofmt: files above need formatting'; exit 1)
 	$(GO) vet $(PKGS)
+	$(GO) tool staticcheck $(PKGS)
 
 # fuzz: each target for FUZZTIME (go test allows one -fuzz target per run).
 fuzz:

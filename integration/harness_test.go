@@ -135,20 +135,6 @@ func (p *proc) start() error {
 	return nil
 }
 
-func (p *proc) running() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil {
-		return false
-	}
-	select {
-	case <-p.done:
-		return false
-	default:
-		return true
-	}
-}
-
 // stop sends SIGTERM and waits up to grace for a clean exit, then SIGKILLs.
 // It reports whether the process exited on its own within grace.
 func (p *proc) stop(grace time.Duration) bool {

@@ -1,7 +1,5 @@
 package store
 
-import "sort"
-
 // queueOffsetTable is the append side's next queue offset per (topic, queueId)
 // (RocketMQ's topicQueueTable). It is rebuilt from the ConsumeQueues at Open and after
 // a truncate, and advanced by every append, so the same batches applied to the same
@@ -53,29 +51,4 @@ func (t *queueOffsetTable) assign(topic []byte, queueID int32) (string, QueueOff
 // set makes off the next offset of (topic, queueID).
 func (t *queueOffsetTable) set(topic string, queueID int32, off QueueOffset) {
 	t.topic(topic).next[queueID] = off
-}
-
-// get is the next offset of (topic, queueID) (0 for a queue never written).
-func (t *queueOffsetTable) get(topic string, queueID int32) QueueOffset {
-	if to := t.topics[topic]; to != nil {
-		return to.next[queueID]
-	}
-	return 0
-}
-
-// entries lists the table sorted by topic and queue (for tests and diagnostics).
-func (t *queueOffsetTable) entries() []TopicQueue {
-	var out []TopicQueue
-	for name, to := range t.topics {
-		for q := range to.next {
-			out = append(out, TopicQueue{Topic: name, QueueID: q})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Topic != out[j].Topic {
-			return out[i].Topic < out[j].Topic
-		}
-		return out[i].QueueID < out[j].QueueID
-	})
-	return out
 }

@@ -353,15 +353,6 @@ func roles(out string) map[string]string {
 	return m
 }
 
-func field(t *testing.T, line string, i int) string {
-	t.Helper()
-	f := strings.Fields(line)
-	if i >= len(f) {
-		t.Fatalf("line %q has no field %d", line, i)
-	}
-	return f[i]
-}
-
 func tail(s string, n int) string {
 	if len(s) <= n {
 		return s

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -14,8 +15,10 @@ const module = "github.com/rocketraft/rocketraft"
 
 // allowed lists, for every production package, the project packages it may import
 // directly (design.md §1). Imports flow one way; anything not listed is a violation.
+// Every key and entry must name a package that exists (TestImportRules checks it), so
+// the rules cannot keep allowing a package that was planned, renamed or removed.
 var allowed = map[string][]string{
-	"cmd/rocketraft": {"config", "broker", "nameserver", "fsm", "raftlog", "store", "transport", "internal/bench", "internal/admin", "internal/devcluster", "internal/metrics"},
+	"cmd/rocketraft": {"config", "broker", "nameserver", "fsm", "raftlog", "store", "transport", "internal/bench", "internal/admin"},
 	"config":         {},
 	"broker":         {"fsm", "raftlog", "store", "transport", "nameserver"},
 	"nameserver":     {"transport"},
@@ -78,19 +81,58 @@ func rel(importPath string) string {
 	return strings.TrimPrefix(strings.TrimPrefix(importPath, module), "/")
 }
 
+// within reports whether package p is pkg or one of its sub-packages.
+func within(p, pkg string) bool {
+	return p == pkg || strings.HasPrefix(p, pkg+"/")
+}
+
 // topLevel maps a package to the rule that governs it: sub-packages of a listed
 // package inherit its rule (store/x is governed by store).
 func topLevel(p string) (string, bool) {
 	for key := range allowed {
-		if p == key || strings.HasPrefix(p, key+"/") {
+		if within(p, key) {
 			return key, true
 		}
 	}
 	return "", false
 }
 
+// unknownPackages lists, sorted, the rule keys and allowed imports of rules that match
+// no package in pkgs (paths relative to the module), in the form "key" or "key -> entry".
+func unknownPackages(rules map[string][]string, pkgs []string) []string {
+	exists := func(name string) bool {
+		for _, p := range pkgs {
+			if within(p, name) {
+				return true
+			}
+		}
+		return false
+	}
+	var unknown []string
+	for key, entries := range rules {
+		if !exists(key) {
+			unknown = append(unknown, key)
+		}
+		for _, e := range entries {
+			if !exists(e) {
+				unknown = append(unknown, key+" -> "+e)
+			}
+		}
+	}
+	sort.Strings(unknown)
+	return unknown
+}
+
 func TestImportRules(t *testing.T) {
-	for _, p := range listPackages(t) {
+	pkgs := listPackages(t)
+	var names []string
+	for _, p := range pkgs {
+		names = append(names, rel(p.ImportPath))
+	}
+	for _, u := range unknownPackages(allowed, names) {
+		t.Errorf("allowed names %s: no such package in the module", u)
+	}
+	for _, p := range pkgs {
 		self := rel(p.ImportPath)
 		rule, governed := topLevel(self)
 		for _, imp := range p.Imports {
@@ -110,7 +152,7 @@ func TestImportRules(t *testing.T) {
 			}
 			ok := false
 			for _, a := range allowed[rule] {
-				if dep == a || strings.HasPrefix(dep, a+"/") {
+				if within(dep, a) {
 					ok = true
 				}
 			}
@@ -132,6 +174,22 @@ func TestImportRules(t *testing.T) {
 				t.Errorf("%s imports viper: only config may", self)
 			}
 		}
+	}
+}
+
+func TestUnknownPackages(t *testing.T) {
+	rules := map[string][]string{
+		"cmd/tool": {"store", "store/index", "internal/gone"},
+		"store":    {},
+		"planned":  {"store"},
+		"broker":   {"broker/sub"},
+	}
+	pkgs := []string{"cmd/tool", "store", "store/index", "broker/node"}
+	got := strings.Join(unknownPackages(rules, pkgs), "; ")
+	// "broker" has only sub-packages and still governs them; "broker/sub" is not one.
+	want := "broker -> broker/sub; cmd/tool -> internal/gone; planned"
+	if got != want {
+		t.Fatalf("unknownPackages = %q, want %q", got, want)
 	}
 }
 

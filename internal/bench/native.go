@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -88,8 +87,6 @@ func encodeBatchBody(bodies [][]byte, props []string) []byte {
 	}
 	return b
 }
-
-var errSendFailed = errors.New("send failed")
 
 // produceNative runs the load with the project's own client.
 func produceNative(ctx context.Context, o ProduceOptions) (Result, error) {
