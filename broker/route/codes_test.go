@@ -138,6 +138,16 @@ func TestErrorTableMapsWrappedErrors(t *testing.T) {
 			t.Errorf("%v → %s, want %s", row.err, got, row.code)
 		}
 	}
+	for _, e := range internalErrors {
+		for _, row := range errorTable {
+			if errors.Is(e, row.err) {
+				t.Errorf("%v is both internal and mapped to %s", e, row.code)
+			}
+		}
+		if got := ResponseCode(e); got != transport.SystemError {
+			t.Errorf("internal %v → %s, want SYSTEM_ERROR should one ever escape", e, got)
+		}
+	}
 	if ResponseCode(nil) != transport.Success {
 		t.Error("nil is not SUCCESS")
 	}

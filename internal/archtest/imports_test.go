@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -140,7 +141,7 @@ func TestImportRules(t *testing.T) {
 				continue
 			}
 			dep := rel(imp)
-			if strings.HasPrefix(dep, "internal/testcluster") {
+			if strings.HasPrefix(dep, "internal/testcluster") || strings.HasPrefix(dep, "internal/fakereplica") {
 				t.Errorf("%s imports %s: test harnesses may only be imported by tests", self, dep)
 				continue
 			}
@@ -197,6 +198,55 @@ func TestEveryPackageHasDocGo(t *testing.T) {
 	for _, p := range listPackages(t) {
 		if _, err := os.Stat(filepath.Join(p.Dir, "doc.go")); err != nil {
 			t.Errorf("package %s has no doc.go", rel(p.ImportPath))
+		}
+	}
+}
+
+// brokerRooms lists, for every room of broker/, the other rooms it may import
+// (docs/architecture.md): the rooms form floors, and a room never imports one
+// on its own floor or above. The broker package itself wires them all.
+var brokerRooms = map[string][]string{
+	"broker/loop":        {},
+	"broker/filter":      {},
+	"broker/node":        {},
+	"broker/replica":     {"broker/node"},
+	"broker/route":       {"broker/replica"},
+	"broker/offsets":     {"broker/replica"},
+	"broker/clients":     {"broker/route", "broker/filter"},
+	"broker/metrics":     {"broker/replica", "broker/route"},
+	"broker/schedule":    {"broker/replica", "broker/route", "broker/loop"},
+	"broker/transaction": {"broker/replica", "broker/route", "broker/loop", "broker/schedule"},
+	"broker/clientapi": {"broker/replica", "broker/route", "broker/clients", "broker/offsets",
+		"broker/schedule", "broker/transaction"},
+	"broker/adminapi": {"broker/replica", "broker/route", "broker/clients", "broker/offsets"},
+}
+
+func TestBrokerRoomsImportDownOnly(t *testing.T) {
+	seen := map[string]bool{}
+	for _, p := range listPackages(t) {
+		self := rel(p.ImportPath)
+		if !strings.HasPrefix(self, "broker/") {
+			continue
+		}
+		rules, ok := brokerRooms[self]
+		if !ok {
+			t.Errorf("%s: a room of broker/ with no entry in brokerRooms; add it with the rooms it may import", self)
+			continue
+		}
+		seen[self] = true
+		for _, imp := range p.Imports {
+			dep := rel(imp)
+			if !strings.HasPrefix(imp, module) || !strings.HasPrefix(dep, "broker") {
+				continue
+			}
+			if dep == "broker" || !slices.Contains(rules, dep) {
+				t.Errorf("%s imports %s: rooms import only the rooms below them (allowed: %v)", self, dep, rules)
+			}
+		}
+	}
+	for room := range brokerRooms {
+		if !seen[room] {
+			t.Errorf("brokerRooms names %s, which does not exist", room)
 		}
 	}
 }
