@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/rocketraft/rocketraft/broker/loop"
 	"github.com/rocketraft/rocketraft/fsm"
 	"github.com/rocketraft/rocketraft/raftlog"
 	"github.com/rocketraft/rocketraft/store"
@@ -295,18 +296,20 @@ func (n *Node) Snapshot() error {
 func (n *Node) Checkpoint() error { return n.fsm.Checkpoint() }
 
 func (n *Node) checkpointLoop() {
-	t := time.NewTicker(n.cfg.CheckpointInterval)
-	defer t.Stop()
-	for {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
 		select {
-		case <-t.C:
-			if err := n.fsm.Checkpoint(); err != nil {
-				n.log.Error("apply checkpoint failed", "error", err)
-			}
 		case <-n.stop:
-			return
+			cancel()
+		case <-ctx.Done():
 		}
-	}
+	}()
+	loop.Every(ctx, n.cfg.CheckpointInterval, loop.AfterFirstTick, func(time.Time) {
+		if err := n.fsm.Checkpoint(); err != nil {
+			n.log.Error("apply checkpoint failed", "error", err)
+		}
+	})
 }
 
 // Close shuts raft down, answers every pending proposal, writes a final apply

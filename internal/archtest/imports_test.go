@@ -208,7 +208,7 @@ func TestEveryPackageHasDocGo(t *testing.T) {
 var brokerRooms = map[string][]string{
 	"broker/loop":        {},
 	"broker/filter":      {},
-	"broker/node":        {},
+	"broker/node":        {"broker/loop"},
 	"broker/replica":     {"broker/node"},
 	"broker/route":       {"broker/replica"},
 	"broker/offsets":     {"broker/replica"},
