@@ -2,8 +2,18 @@ package filter
 
 import (
 	"cmp"
+	"strconv"
 	"strings"
 )
+
+// Expression is a compiled SQL92 filter.
+type Expression struct {
+	src  string
+	root boolNode
+}
+
+// String returns the source text.
+func (e *Expression) String() string { return e.src }
 
 // Lookup returns a message property; ok is false when the message lacks it.
 type Lookup func(name string) (value string, ok bool)
@@ -255,4 +265,15 @@ func (n inNode) eval(get Lookup) truth {
 		}
 	}
 	return truthOf(n.negate)
+}
+
+// parseNumber reads an integer as int64 and anything else as float64.
+func parseNumber(s string) (value, bool) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return value{kind: kindInt, i: n}, true
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return value{kind: kindFloat, f: f}, true
+	}
+	return value{}, false
 }

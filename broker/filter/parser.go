@@ -2,18 +2,8 @@ package filter
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 )
-
-// Expression is a compiled SQL92 filter.
-type Expression struct {
-	src  string
-	root boolNode
-}
-
-// String returns the source text.
-func (e *Expression) String() string { return e.src }
 
 // Compile parses src. Errors wrap ErrSyntax and name the offset and the problem.
 func Compile(src string) (*Expression, error) {
@@ -257,15 +247,4 @@ func (p *parser) parseOperand() (operand, error) {
 		}
 	}
 	return operand{}, p.fail("a property, string, number or boolean", t)
-}
-
-// parseNumber reads an integer as int64 and anything else as float64.
-func parseNumber(s string) (value, bool) {
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return value{kind: kindInt, i: n}, true
-	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		return value{kind: kindFloat, f: f}, true
-	}
-	return value{}, false
 }
