@@ -30,7 +30,7 @@
 // # Outcomes of a write
 //
 //	nil                 committed on a quorum (each fsynced) and applied here;
-//	                    per-message business failures are in Result.Err
+//	                    per-message business failures are in fsm.MessageResult.Err
 //	ErrNotLeader        not applied; forward to State().LeaderAddr
 //	ErrBusy, ErrClosed  not applied; the client may retry
 //	ErrUnknownOutcome   may or may not be applied (leadership lost after the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rocketraft/rocketraft/broker/node"
+	"github.com/rocketraft/rocketraft/fsm"
 	"github.com/rocketraft/rocketraft/internal/testcluster"
 	"github.com/rocketraft/rocketraft/store"
 )
@@ -21,7 +22,7 @@ const testTopic = "TestTopic"
 type ack struct {
 	queue int32
 	body  []byte
-	res   node.Result
+	res   fsm.MessageResult
 }
 
 // history records what producers saw.

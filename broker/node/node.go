@@ -18,9 +18,6 @@ import (
 	"github.com/rocketraft/rocketraft/store"
 )
 
-// Result is the outcome of one proposed message. A business failure (topic
-// missing, message illegal) is in Result.Err; the entry itself committed.
-type Result = fsm.MessageResult
 
 // Node is one member of a broker group.
 //
@@ -36,7 +33,7 @@ type Node struct {
 	store  *store.Store
 	stores *raftlog.Stores
 	snaps  raft.SnapshotStore
-	prop   *proposer[Result]
+	prop   *proposer[fsm.MessageResult]
 
 	roles *roleWatcher
 
@@ -209,7 +206,7 @@ func (n *Node) proposeEntry(msgs [][]byte) raft.ApplyFuture {
 	return n.raft.Apply(cmd, 0)
 }
 
-func putResults(resp any, count int) ([]Result, error) {
+func putResults(resp any, count int) ([]fsm.MessageResult, error) {
 	switch r := resp.(type) {
 	case *fsm.PutResult:
 		return r.Results, nil
@@ -233,7 +230,7 @@ func (e errorFuture) Index() uint64 { return 0 }
 //
 // A leader that has not yet passed its barrier holds the call until it has, so
 // nothing is accepted before the node has applied every earlier entry.
-func (n *Node) Propose(ctx context.Context, msgs [][]byte) ([]Result, error) {
+func (n *Node) Propose(ctx context.Context, msgs [][]byte) ([]fsm.MessageResult, error) {
 	if err := n.roles.waitWritable(ctx); err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/rocketraft/rocketraft/broker/node"
+	"github.com/rocketraft/rocketraft/fsm"
 	"github.com/rocketraft/rocketraft/store"
 	"github.com/rocketraft/rocketraft/transport"
 )
@@ -461,7 +462,7 @@ func (c *Cluster) WaitConverged(timeout time.Duration) {
 // Propose sends msgs to the current leader, retrying on ErrNotLeader and
 // ErrBusy (what the broker's forwarding does) until ctx ends. Unknown
 // outcomes are returned as they are.
-func (c *Cluster) Propose(ctx context.Context, msgs [][]byte) ([]node.Result, error) {
+func (c *Cluster) Propose(ctx context.Context, msgs [][]byte) ([]fsm.MessageResult, error) {
 	for {
 		l := c.Leader()
 		if l != nil {
