@@ -99,7 +99,7 @@ func TestBroadcastingSurvivesLeaderKill(t *testing.T) {
 	}
 	consumedBefore := make([]map[string]int, len(cols))
 	at := time.Now()
-	c.nodes[leader].kill()
+	c.nodes[leader].Kill()
 	for i, col := range cols {
 		_, consumedBefore[i] = col.snapshot()
 	}

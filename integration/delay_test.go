@@ -184,7 +184,7 @@ func TestDelayedMessagesSurviveLeaderKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.nodes[leader].kill()
+	c.nodes[leader].Kill()
 	if _, err := c.waitLeader(30*time.Second, c.clientAddrs[leader], 2); err != nil {
 		t.Fatalf("no new leader after killing n%d: %v", leader, err)
 	}
@@ -278,12 +278,12 @@ func TestDelayThroughput(t *testing.T) {
 	_ = p.Shutdown()
 
 	for _, node := range c.nodes {
-		node.stop(10 * time.Second)
+		node.Stop(10 * time.Second)
 	}
 	time.Sleep(level2Delay)
 	restarted := time.Now()
 	for _, node := range c.nodes {
-		if err := node.start(); err != nil {
+		if err := node.Start(); err != nil {
 			t.Fatal(err)
 		}
 	}

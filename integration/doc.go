@@ -1,15 +1,16 @@
 // Package integration holds black-box tests that run real rocketraft processes and
 // drive them with the real rocketmq-client-go (the version pinned in go.mod). The
 // package has no non-test code; it imports nameserver and transport only to ask the
-// nameserver who leads and to send rocketraft admin requests, never broker internals.
+// nameserver who leads and to send rocketraft admin requests, and internal/proctest
+// to run the processes, never broker internals.
 //
-// Harness (harness_test.go): TestMain builds cmd/rocketraft once per `go test` run
-// (or uses the binary named by ROCKETRAFT_BIN), then each cluster is a nameserver
-// plus a three-node raft group "broker-a" on free loopback ports, every node its own
-// process with its own data directory and log file. Nodes can be stopped with
-// SIGTERM, killed with SIGKILL and restarted. The leader is whoever the nameserver
-// lists as brokerAddrs[0]. When a test fails, the tail of every process log is
-// printed.
+// Harness (harness_test.go, on internal/proctest, which the chaos suite shares):
+// TestMain builds cmd/rocketraft once per `go test` run (or uses the binary named
+// by ROCKETRAFT_BIN), then each cluster is a nameserver plus a three-node raft
+// group "broker-a" on free loopback ports, every node its own process with its own
+// data directory and log file. Nodes can be stopped with SIGTERM, killed with
+// SIGKILL and restarted. The leader is whoever the nameserver lists as
+// brokerAddrs[0]. When a test fails, the tail of every process log is printed.
 //
 // Two suites:
 //   - the short suite runs in plain `go test ./...` (make test): one shared cluster
@@ -21,7 +22,7 @@
 //     own cluster.
 //
 // Concurrency: tests run sequentially (no t.Parallel); each process is owned by one
-// proc value whose Wait runs in its own goroutine. Every topic, group and client
+// proctest.Proc whose Wait runs in its own goroutine. Every topic, group and client
 // instance name is unique, because the client library caches clients process-wide
 // by instance name and tests share the short-suite cluster.
 //

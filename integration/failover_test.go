@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/transport"
 )
 
@@ -72,7 +73,7 @@ func firstFailures(f []sendFailure) []string {
 // measures the time until the nameserver lists a new brokerId 0 and until the
 // producer is acknowledged again, then checks nothing acknowledged was lost and the
 // consumer group resumed. It returns the failed sends for the caller to judge.
-func leaderFaultUnderLoad(t *testing.T, fault string, do func(*proc) bool) []sendFailure {
+func leaderFaultUnderLoad(t *testing.T, fault string, do func(*proctest.Proc) bool) []sendFailure {
 	c, l, col := failoverSetup(t)
 	leader, err := c.waitLeader(10*time.Second, "", groupSize)
 	if err != nil {
@@ -105,7 +106,7 @@ func leaderFaultUnderLoad(t *testing.T, fault string, do func(*proc) bool) []sen
 	verifyDelivered(t, l.load, col, 120*time.Second)
 
 	// The old leader rejoins as a follower and is listed again under a non-zero id.
-	if err := c.nodes[leader].start(); err != nil {
+	if err := c.nodes[leader].Start(); err != nil {
 		t.Fatalf("restart n%d: %v", leader, err)
 	}
 	if _, err := c.waitLeader(60*time.Second, "", groupSize); err != nil {
@@ -119,7 +120,7 @@ func leaderFaultUnderLoad(t *testing.T, fault string, do func(*proc) bool) []sen
 // the consumer group resumes where it was.
 func TestKillLeaderDuringProducerLoop(t *testing.T) {
 	requireLong(t)
-	leaderFaultUnderLoad(t, "kill -9", func(p *proc) bool { p.kill(); return false })
+	leaderFaultUnderLoad(t, "kill -9", func(p *proctest.Proc) bool { p.Kill(); return false })
 }
 
 // TestStopLeaderDuringProducerLoop: SIGTERM of the leader. A clean shutdown must exit
@@ -129,7 +130,7 @@ func TestKillLeaderDuringProducerLoop(t *testing.T) {
 func TestStopLeaderDuringProducerLoop(t *testing.T) {
 	requireLong(t)
 	var clean bool
-	leaderFaultUnderLoad(t, "SIGTERM", func(p *proc) bool { clean = p.stop(15 * time.Second); return clean })
+	leaderFaultUnderLoad(t, "SIGTERM", func(p *proctest.Proc) bool { clean = p.Stop(15 * time.Second); return clean })
 	if !clean {
 		t.Errorf("leader did not exit within 15 s of SIGTERM")
 	}

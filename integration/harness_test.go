@@ -1,22 +1,19 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 
+	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/nameserver"
 	"github.com/rocketraft/rocketraft/transport"
 )
@@ -24,15 +21,10 @@ import (
 // envIntegration enables the long suite (failover, kill loops, timestamps).
 const envIntegration = "ROCKETRAFT_INTEGRATION"
 
-// envBinary names a prebuilt rocketraft binary to test instead of building one.
-const envBinary = "ROCKETRAFT_BIN"
-
 const (
 	groupName   = "broker-a"
 	clusterName = "ITCluster"
 	groupSize   = 3
-	// segmentSize keeps CommitLog files small so three nodes fit on a test machine.
-	segmentSize = 8 << 20
 )
 
 // binPath is the rocketraft binary built once by TestMain; empty when the build failed.
@@ -54,35 +46,14 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "integration: temp dir:", err)
 		os.Exit(2)
 	}
-	if prebuilt := os.Getenv(envBinary); prebuilt != "" {
-		binPath, buildErr = filepath.Abs(prebuilt)
-	} else {
-		binPath, buildErr = buildBinary(tmp)
-	}
+	// go test runs us in integration; the module root is one level up.
+	binPath, buildErr = proctest.Binary("..", tmp)
 	code := m.Run()
 	if sharedCluster != nil {
 		sharedCluster.stopAll()
 	}
 	_ = os.RemoveAll(tmp)
 	os.Exit(code)
-}
-
-// buildBinary compiles cmd/rocketraft from the repository root (the parent of this
-// package's directory, where go test runs us).
-func buildBinary(dir string) (string, error) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		return "", fmt.Errorf("go tool not in PATH: %w", err)
-	}
-	out := filepath.Join(dir, "rocketraft")
-	cmd := exec.Command(goTool, "build", "-o", out, "./cmd/rocketraft")
-	cmd.Dir = ".."
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/rocketraft: %w\n%s", err, buf.String())
-	}
-	return out, nil
 }
 
 // requireLong skips a test unless the long integration suite was asked for.
@@ -93,91 +64,16 @@ func requireLong(t *testing.T) {
 	}
 }
 
-// proc is one rocketraft process (nameserver or broker node) with its own log file.
-type proc struct {
-	name    string
-	args    []string
-	logPath string
-
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the current incarnation exited
+// newProc is a rocketraft process running binPath with args, logging to logPath.
+func newProc(name, logPath string, args ...string) *proctest.Proc {
+	return &proctest.Proc{Name: name, Bin: binPath, Args: args, LogPath: logPath}
 }
 
-func (p *proc) start() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd != nil {
-		select {
-		case <-p.done:
-		default:
-			return fmt.Errorf("%s: already running (pid %d)", p.name, p.cmd.Process.Pid)
-		}
-	}
-	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(logf, "=== harness: start %s at %s\n", p.name, time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(binPath, p.args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		_ = logf.Close()
-		return fmt.Errorf("start %s: %w", p.name, err)
-	}
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		_ = logf.Close()
-		close(done)
-	}()
-	p.cmd, p.done = cmd, done
-	return nil
-}
-
-// stop sends SIGTERM and waits up to grace for a clean exit, then SIGKILLs.
-// It reports whether the process exited on its own within grace.
-func (p *proc) stop(grace time.Duration) bool {
-	p.mu.Lock()
-	cmd, done := p.cmd, p.done
-	p.mu.Unlock()
-	if cmd == nil {
-		return true
-	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-done:
-		return true
-	case <-time.After(grace):
-		_ = cmd.Process.Kill()
-		<-done
-		return false
-	}
-}
-
-// kill sends SIGKILL (kill -9) and waits until the process is gone.
-func (p *proc) kill() {
-	p.mu.Lock()
-	cmd, done := p.cmd, p.done
-	p.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Kill()
-	<-done
-}
-
-// tail returns the last n lines of the process log.
-func (p *proc) tail(n int) string {
-	b, err := os.ReadFile(p.logPath)
-	if err != nil {
-		return fmt.Sprintf("(no log: %v)", err)
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+// waitListening waits up to timeout until addr accepts TCP connections.
+func waitListening(addr string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return proctest.WaitListening(ctx, addr)
 }
 
 // cluster is a nameserver plus one three-node raft group "broker-a", all separate
@@ -185,32 +81,11 @@ func (p *proc) tail(n int) string {
 type cluster struct {
 	dir         string
 	nsAddr      string
-	ns          *proc
-	nodes       []*proc  // node i is dLegerSelfId n<i>
-	clientAddrs []string // client address of node i
+	ns          *proctest.Proc
+	nodes       []*proctest.Proc // node i is dLegerSelfId n<i>
+	clientAddrs []string         // client address of node i
 	nsClient    *nameserver.Client
 	tc          *transport.Client
-}
-
-// freePorts reserves n distinct loopback ports by listening on port 0. The ports are
-// released before the processes bind them; collisions are unlikely on loopback.
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // newCluster writes the configs of a fresh cluster under dir and starts every process.
@@ -218,7 +93,7 @@ func newCluster(dir string) (*cluster, error) {
 	if buildErr != nil {
 		return nil, buildErr
 	}
-	ports, err := freePorts(1 + 2*groupSize)
+	ports, err := proctest.FreePorts(1 + 2*groupSize)
 	if err != nil {
 		return nil, err
 	}
@@ -231,82 +106,59 @@ func newCluster(dir string) (*cluster, error) {
 		}
 	}
 	nsConf := filepath.Join(confDir, "namesrv.conf")
-	nsText := fmt.Sprintf("listenAddr=127.0.0.1\nlistenPort=%d\nadminListen=\nlogLevel=debug\n", ports[0])
-	if err := os.WriteFile(nsConf, []byte(nsText), 0o644); err != nil {
+	if err := (proctest.NamesrvConfig{Addr: c.nsAddr, LogLevel: "debug"}).Write(nsConf); err != nil {
 		return nil, err
 	}
-	c.ns = &proc{name: "namesrv", args: []string{"namesrv", "-c", nsConf}, logPath: filepath.Join(logDir, "namesrv.log")}
+	c.ns = newProc("namesrv", filepath.Join(logDir, "namesrv.log"), "namesrv", "-c", nsConf)
 
-	var peers, clients []string
+	var peers, clients []proctest.Peer
 	for i := range groupSize {
-		clientPort, raftPort := ports[1+i], ports[1+groupSize+i]
-		addr := fmt.Sprintf("127.0.0.1:%d", clientPort)
+		id := fmt.Sprintf("n%d", i)
+		addr := fmt.Sprintf("127.0.0.1:%d", ports[1+i])
 		c.clientAddrs = append(c.clientAddrs, addr)
-		peers = append(peers, fmt.Sprintf("n%d-127.0.0.1:%d", i, raftPort))
-		clients = append(clients, fmt.Sprintf("n%d-%s", i, addr))
+		peers = append(peers, proctest.Peer{ID: id, Addr: fmt.Sprintf("127.0.0.1:%d", ports[1+groupSize+i])})
+		clients = append(clients, proctest.Peer{ID: id, Addr: addr})
 	}
 	for i := range groupSize {
-		conf := strings.Join([]string{
-			"brokerClusterName=" + clusterName,
-			"brokerName=" + groupName,
-			"brokerIP1=127.0.0.1",
-			fmt.Sprintf("listenPort=%d", ports[1+i]),
-			"namesrvAddr=" + c.nsAddr,
-			"storePathRootDir=" + filepath.Join(dir, fmt.Sprintf("n%d", i)),
-			"dLegerGroup=" + groupName,
-			"dLegerPeers=" + strings.Join(peers, ";"),
-			"dLegerPeerClientAddrs=" + strings.Join(clients, ";"),
-			fmt.Sprintf("dLegerSelfId=n%d", i),
-			fmt.Sprintf("mappedFileSizeCommitLog=%d", segmentSize),
-			"autoCreateTopicEnable=true",
-			"defaultTopicQueueNums=4",
-			"adminListen=",
-			// Small IndexFiles: they are allocated whole (fallocate) at creation.
-			"maxHashSlotNum=50000", "maxIndexNum=200000",
-			"logLevel=debug",
-			"",
-		}, "\n")
-		path := filepath.Join(confDir, fmt.Sprintf("n%d.conf", i))
-		if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		id := fmt.Sprintf("n%d", i)
+		conf := proctest.BrokerConfig{
+			ClusterName:      clusterName,
+			BrokerName:       groupName,
+			ClientAddr:       c.clientAddrs[i],
+			NamesrvAddr:      c.nsAddr,
+			DataDir:          filepath.Join(dir, id),
+			Group:            groupName,
+			Peers:            peers,
+			PeerClients:      clients,
+			SelfID:           id,
+			SegmentSize:      proctest.SegmentSize,
+			AutoCreateTopics: true,
+			DefaultQueues:    4,
+			LogLevel:         "debug",
+		}
+		path := filepath.Join(confDir, id+".conf")
+		if err := conf.Write(path); err != nil {
 			return nil, err
 		}
-		c.nodes = append(c.nodes, &proc{
-			name:    fmt.Sprintf("n%d", i),
-			args:    []string{"broker", "-c", path},
-			logPath: filepath.Join(logDir, fmt.Sprintf("n%d.log", i)),
-		})
+		c.nodes = append(c.nodes, newProc(id, filepath.Join(logDir, id+".log"), "broker", "-c", path))
 	}
 	c.tc = transport.NewClient(transport.ClientConfig{DialTimeout: time.Second})
 	c.nsClient = nameserver.NewClient(c.tc)
 
-	if err := c.ns.start(); err != nil {
+	if err := c.ns.Start(); err != nil {
 		return nil, err
 	}
 	if err := waitListening(c.nsAddr, 10*time.Second); err != nil {
 		c.stopAll()
-		return nil, fmt.Errorf("nameserver: %w\n%s", err, c.ns.tail(20))
+		return nil, fmt.Errorf("nameserver: %w\n%s", err, c.ns.Tail(20))
 	}
 	for _, n := range c.nodes {
-		if err := n.start(); err != nil {
+		if err := n.Start(); err != nil {
 			c.stopAll()
 			return nil, err
 		}
 	}
 	return c, nil
-}
-
-func waitListening(addr string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			return conn.Close()
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not listening after %v: %w", addr, timeout, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // startCluster starts a private cluster for one test, registers its cleanup and
@@ -363,13 +215,8 @@ func shared(t *testing.T) *cluster {
 }
 
 func (c *cluster) stopAll() {
-	var wg sync.WaitGroup
-	for _, n := range c.nodes {
-		wg.Add(1)
-		go func() { defer wg.Done(); n.stop(10 * time.Second) }()
-	}
-	wg.Wait()
-	c.ns.stop(5 * time.Second)
+	proctest.StopAll(10*time.Second, c.nodes...)
+	c.ns.Stop(5 * time.Second)
 	_ = c.tc.Close()
 	if strings.Contains(filepath.Base(c.dir), "rocketraft-it-shared-") {
 		_ = os.RemoveAll(c.dir)
@@ -378,8 +225,8 @@ func (c *cluster) stopAll() {
 
 func (c *cluster) dumpLogs(t *testing.T) {
 	t.Helper()
-	for _, p := range append([]*proc{c.ns}, c.nodes...) {
-		t.Logf("---- tail of %s log (%s) ----\n%s", p.name, p.logPath, p.tail(60))
+	for _, p := range append([]*proctest.Proc{c.ns}, c.nodes...) {
+		t.Logf("---- tail of %s log (%s) ----\n%s", p.Name, p.LogPath, p.Tail(60))
 	}
 }
 

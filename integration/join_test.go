@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/transport"
 )
 
@@ -28,7 +29,7 @@ func TestJoinBrandNewNode(t *testing.T) {
 	topic := unique(t, "J")
 	sendBodies(t, p, topic, bodies("before", 50))
 
-	ports, err := freePorts(2)
+	ports, err := proctest.FreePorts(2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,13 +58,13 @@ func TestJoinBrandNewNode(t *testing.T) {
 	if err := os.WriteFile(conf, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	n3 := &proc{name: "n3", args: []string{"broker", "-c", conf}, logPath: filepath.Join(c.dir, "logs", "n3.log")}
-	if err := n3.start(); err != nil {
+	n3 := newProc("n3", filepath.Join(c.dir, "logs", "n3.log"), "broker", "-c", conf)
+	if err := n3.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { n3.stop(5 * time.Second) })
+	t.Cleanup(func() { n3.Stop(5 * time.Second) })
 	if err := waitListening(clientAddr, 20*time.Second); err != nil {
-		t.Fatalf("n3: %v\n%s", err, n3.tail(20))
+		t.Fatalf("n3: %v\n%s", err, n3.Tail(20))
 	}
 	time.Sleep(3 * time.Second) // longer than an election timeout: a joining node must not elect itself
 	// Not bootstrapped: an empty raft log (a bootstrapped node holds its own
@@ -82,7 +83,7 @@ func TestJoinBrandNewNode(t *testing.T) {
 		return resp
 	}
 	if r := invoke(transport.RaftAddNonvoter, map[string]string{"id": "n3", "address": raftAddr}); r.ResponseCode() != transport.Success {
-		t.Fatalf("add-nonvoter: %d %s\n%s", r.Code, r.Remark, n3.tail(20))
+		t.Fatalf("add-nonvoter: %d %s\n%s", r.Code, r.Remark, n3.Tail(20))
 	}
 	sendBodies(t, p, topic, bodies("after", 50))
 	if r := invoke(transport.RaftAddVoter, map[string]string{"id": "n3", "address": raftAddr}); r.ResponseCode() != transport.Success {
@@ -111,7 +112,7 @@ func TestJoinBrandNewNode(t *testing.T) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("n3 did not catch up: leader %v, n3 %v\n%s", li, ni, n3.tail(30))
+			t.Fatalf("n3 did not catch up: leader %v, n3 %v\n%s", li, ni, n3.Tail(30))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rocketraft/rocketraft/internal/proctest"
 )
 
 // TestBadBrokerConfigFailsStartup: a broker.conf with several mistakes stops the
@@ -44,7 +46,7 @@ func TestDevClusterPrintedExample(t *testing.T) {
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
-	ports, err := freePorts(3)
+	ports, err := proctest.FreePorts(3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -163,7 +163,7 @@ func TestOrderlyConsumerSurvivesLeaderKill(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.nodes[leader].kill()
+			c.nodes[leader].Kill()
 			killedAt = len(acked)
 			t.Logf("killed leader n%d after %d acked sends, %d delivered", leader, len(acked), col.distinct())
 		}

@@ -111,7 +111,7 @@ func TestRequestReplySurvivesLeaderKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Now()
-	c.nodes[leader].kill()
+	c.nodes[leader].Kill()
 	newLeader, err := c.waitLeader(30*time.Second, c.clientAddrs[leader], 2)
 	if err != nil {
 		t.Fatalf("no new leader after killing n%d: %v", leader, err)

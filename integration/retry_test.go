@@ -88,7 +88,7 @@ func TestRetryAndDLQSurviveLeaderKill(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.nodes[leader].kill()
+		c.nodes[leader].Kill()
 		if _, err := c.waitLeader(30*time.Second, c.clientAddrs[leader], 2); err != nil {
 			t.Fatalf("no new leader: %v", err)
 		}

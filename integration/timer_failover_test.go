@@ -46,7 +46,7 @@ func TestTimedDeliverySurvivesLeaderKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	killed := time.Now()
-	c.nodes[leader].kill()
+	c.nodes[leader].Kill()
 	if _, err := c.waitLeader(30*time.Second, c.clientAddrs[leader], 2); err != nil {
 		t.Fatalf("no new leader after killing n%d: %v", leader, err)
 	}

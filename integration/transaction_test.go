@@ -143,7 +143,7 @@ func startTxCluster(t *testing.T) *cluster {
 	t.Helper()
 	c := startCluster(t)
 	for i, n := range c.nodes {
-		n.stop(10 * time.Second)
+		n.Stop(10 * time.Second)
 		path := filepath.Join(c.dir, "conf", fmt.Sprintf("n%d.conf", i))
 		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 		if err != nil {
@@ -158,7 +158,7 @@ func startTxCluster(t *testing.T) *cluster {
 		}
 	}
 	for _, n := range c.nodes {
-		if err := n.start(); err != nil {
+		if err := n.Start(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -212,7 +212,7 @@ func TestTransactionSurvivesLeaderKill(t *testing.T) {
 			return
 		}
 		killed = c.clientAddrs[leader]
-		c.nodes[leader].kill()
+		c.nodes[leader].Kill()
 		if _, err := c.waitLeader(30*time.Second, killed, 2); err != nil {
 			t.Errorf("no new leader after killing n%d: %v", leader, err)
 		}

@@ -3,9 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
+	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/nameserver"
 	"github.com/rocketraft/rocketraft/transport"
 )
@@ -21,8 +20,8 @@ import (
 // twoGroups is a nameserver and two three-node groups (broker-a, broker-b).
 type twoGroups struct {
 	nsAddr string
-	ns     *proc
-	nodes  map[string][]*proc // group → nodes
+	ns     *proctest.Proc
+	nodes  map[string][]*proctest.Proc // group → nodes
 	addrs  map[string][]string
 	nsc    *nameserver.Client
 	tc     *transport.Client
@@ -34,42 +33,46 @@ func startTwoGroups(t *testing.T) *twoGroups {
 		t.Fatal(buildErr)
 	}
 	dir := t.TempDir()
-	ports, err := freePorts(1 + 2*2*groupSize)
+	ports, err := proctest.FreePorts(1 + 2*2*groupSize)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &twoGroups{nsAddr: fmt.Sprintf("127.0.0.1:%d", ports[0]), nodes: map[string][]*proc{}, addrs: map[string][]string{}}
+	g := &twoGroups{nsAddr: fmt.Sprintf("127.0.0.1:%d", ports[0]), nodes: map[string][]*proctest.Proc{}, addrs: map[string][]string{}}
 	nsConf := filepath.Join(dir, "namesrv.conf")
-	if err := os.WriteFile(nsConf, []byte(fmt.Sprintf("listenAddr=127.0.0.1\nlistenPort=%d\nadminListen=\n", ports[0])), 0o644); err != nil {
+	if err := (proctest.NamesrvConfig{Addr: g.nsAddr}).Write(nsConf); err != nil {
 		t.Fatal(err)
 	}
-	g.ns = &proc{name: "namesrv", args: []string{"namesrv", "-c", nsConf}, logPath: filepath.Join(dir, "namesrv.log")}
+	g.ns = newProc("namesrv", filepath.Join(dir, "namesrv.log"), "namesrv", "-c", nsConf)
 	next := 1
 	for _, name := range []string{"broker-a", "broker-b"} {
-		var peers, clients []string
+		var peers, clients []proctest.Peer
 		base := next
 		for i := range groupSize {
+			id := fmt.Sprintf("n%d", i)
 			addr := fmt.Sprintf("127.0.0.1:%d", ports[base+i])
 			g.addrs[name] = append(g.addrs[name], addr)
-			peers = append(peers, fmt.Sprintf("n%d-127.0.0.1:%d", i, ports[base+groupSize+i]))
-			clients = append(clients, fmt.Sprintf("n%d-%s", i, addr))
+			peers = append(peers, proctest.Peer{ID: id, Addr: fmt.Sprintf("127.0.0.1:%d", ports[base+groupSize+i])})
+			clients = append(clients, proctest.Peer{ID: id, Addr: addr})
 		}
 		next += 2 * groupSize
 		for i := range groupSize {
-			conf := strings.Join([]string{
-				"brokerClusterName=" + clusterName, "brokerName=" + name, "brokerIP1=127.0.0.1",
-				fmt.Sprintf("listenPort=%d", ports[base+i]), "namesrvAddr=" + g.nsAddr,
-				"storePathRootDir=" + filepath.Join(dir, name, fmt.Sprintf("n%d", i)),
-				"dLegerPeers=" + strings.Join(peers, ";"), "dLegerPeerClientAddrs=" + strings.Join(clients, ";"),
-				fmt.Sprintf("dLegerSelfId=n%d", i), fmt.Sprintf("mappedFileSizeCommitLog=%d", segmentSize),
-				"adminListen=", "maxHashSlotNum=50000", "maxIndexNum=200000", "",
-			}, "\n")
-			path := filepath.Join(dir, fmt.Sprintf("%s-n%d.conf", name, i))
-			if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+			id := fmt.Sprintf("n%d", i)
+			conf := proctest.BrokerConfig{
+				ClusterName: clusterName,
+				BrokerName:  name,
+				ClientAddr:  g.addrs[name][i],
+				NamesrvAddr: g.nsAddr,
+				DataDir:     filepath.Join(dir, name, id),
+				Peers:       peers,
+				PeerClients: clients,
+				SelfID:      id,
+				SegmentSize: proctest.SegmentSize,
+			}
+			path := filepath.Join(dir, name+"-"+id+".conf")
+			if err := conf.Write(path); err != nil {
 				t.Fatal(err)
 			}
-			g.nodes[name] = append(g.nodes[name], &proc{name: fmt.Sprintf("%s-n%d", name, i),
-				args: []string{"broker", "-c", path}, logPath: filepath.Join(dir, fmt.Sprintf("%s-n%d.log", name, i))})
+			g.nodes[name] = append(g.nodes[name], newProc(name+"-"+id, filepath.Join(dir, name+"-"+id+".log"), "broker", "-c", path))
 		}
 	}
 	g.tc = transport.NewClient(transport.ClientConfig{DialTimeout: time.Second})
@@ -77,13 +80,13 @@ func startTwoGroups(t *testing.T) *twoGroups {
 	t.Cleanup(func() {
 		for _, ns := range g.nodes {
 			for _, n := range ns {
-				n.stop(5 * time.Second)
+				n.Stop(5 * time.Second)
 			}
 		}
-		g.ns.stop(5 * time.Second)
+		g.ns.Stop(5 * time.Second)
 		g.tc.Close()
 	})
-	if err := g.ns.start(); err != nil {
+	if err := g.ns.Start(); err != nil {
 		t.Fatal(err)
 	}
 	if err := waitListening(g.nsAddr, 10*time.Second); err != nil {
@@ -91,7 +94,7 @@ func startTwoGroups(t *testing.T) *twoGroups {
 	}
 	for _, ns := range g.nodes {
 		for _, n := range ns {
-			if err := n.start(); err != nil {
+			if err := n.Start(); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -195,7 +198,7 @@ func TestTwoGroupsLeaderKillWriteGap(t *testing.T) {
 	}()
 	time.Sleep(3 * time.Second)
 	killedAt := time.Now()
-	g.nodes["broker-a"][la].kill()
+	g.nodes["broker-a"][la].Kill()
 	newLeader := g.leader(t, "broker-a", g.addrs["broker-a"][la], 30*time.Second)
 	registered := time.Since(killedAt)
 	time.Sleep(10 * time.Second)

@@ -18,7 +18,6 @@ import (
 	"github.com/rocketraft/rocketraft/store"
 )
 
-
 // Node is one member of a broker group.
 //
 // Concurrency: every method is safe for concurrent use. Propose callers share

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/nameserver"
 	"github.com/rocketraft/rocketraft/transport"
 )
@@ -26,10 +26,6 @@ const (
 	GroupName   = "broker-a"
 	ClusterName = "ChaosCluster"
 )
-
-// DefaultSegmentSize keeps CommitLog segments small so three replicas fit on a
-// test machine and segment rolls happen during a scenario.
-const DefaultSegmentSize = 8 << 20
 
 // Errors of the harness.
 var (
@@ -42,7 +38,7 @@ type Options struct {
 	Bin         string // rocketraft binary (required)
 	Dir         string // root of configs, logs and data dirs (required)
 	Nodes       int    // default 3
-	SegmentSize int64  // mappedFileSizeCommitLog, default DefaultSegmentSize
+	SegmentSize int64  // mappedFileSizeCommitLog, default proctest.SegmentSize
 	// FlushDiskType is ASYNC_FLUSH (default) or SYNC_FLUSH. Acks never depend on it:
 	// raft's log is fsynced before an entry is acknowledged.
 	FlushDiskType string
@@ -86,26 +82,6 @@ type Cluster struct {
 	stopOnce sync.Once
 }
 
-// freePorts reserves n loopback ports by listening on port 0 and releasing them.
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
 // StartCluster writes configs under opts.Dir, starts the proxies, the nameserver and
 // every node, and waits until the nameserver lists a leader and all nodes.
 func StartCluster(ctx context.Context, opts Options) (*Cluster, error) {
@@ -113,7 +89,7 @@ func StartCluster(ctx context.Context, opts Options) (*Cluster, error) {
 		opts.Nodes = 3
 	}
 	if opts.SegmentSize == 0 {
-		opts.SegmentSize = DefaultSegmentSize
+		opts.SegmentSize = proctest.SegmentSize
 	}
 	if opts.LogLevel == "" {
 		opts.LogLevel = "info"
@@ -132,7 +108,10 @@ func StartCluster(ctx context.Context, opts Options) (*Cluster, error) {
 		c.StopAll()
 		return nil, err
 	}
-	if err := waitListening(ctx, c.NSAddr); err != nil {
+	nsCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	err = proctest.WaitListening(nsCtx, c.NSAddr)
+	cancel()
+	if err != nil {
 		c.StopAll()
 		return nil, fmt.Errorf("nameserver: %w\n%s", err, c.NS.Tail(20))
 	}
@@ -151,7 +130,7 @@ func StartCluster(ctx context.Context, opts Options) (*Cluster, error) {
 
 func newCluster(opts Options) (*Cluster, error) {
 	n := opts.Nodes
-	ports, err := freePorts(1 + 3*n)
+	ports, err := proctest.FreePorts(1 + 3*n)
 	if err != nil {
 		return nil, err
 	}
@@ -163,11 +142,10 @@ func newCluster(opts Options) (*Cluster, error) {
 		}
 	}
 	nsConf := filepath.Join(confDir, "namesrv.conf")
-	nsText := fmt.Sprintf("listenAddr=127.0.0.1\nlistenPort=%d\nadminListen=\nlogLevel=%s\n", ports[0], opts.LogLevel)
-	if err := os.WriteFile(nsConf, []byte(nsText), 0o644); err != nil {
+	if err := (proctest.NamesrvConfig{Addr: c.NSAddr, LogLevel: opts.LogLevel}).Write(nsConf); err != nil {
 		return nil, err
 	}
-	c.NS = &Proc{Name: "namesrv", Bin: opts.Bin, Args: []string{"namesrv", "-c", nsConf}, LogPath: filepath.Join(logDir, "namesrv.log")}
+	c.NS = newProc("namesrv", opts.Bin, filepath.Join(logDir, "namesrv.log"), "namesrv", "-c", nsConf)
 	for i := range n {
 		c.Nodes = append(c.Nodes, &Node{
 			Index:      i,
@@ -196,75 +174,49 @@ func newCluster(opts Options) (*Cluster, error) {
 			c.Links[i][j] = p
 		}
 	}
-	var clients []string
+	var clients []proctest.Peer
 	for _, nd := range c.Nodes {
-		clients = append(clients, nd.ID+"-"+nd.ClientAddr)
+		clients = append(clients, proctest.Peer{ID: nd.ID, Addr: nd.ClientAddr})
 	}
 	for i, nd := range c.Nodes {
 		// Node i lists itself at its real raft address (the stream layer binds it)
 		// and every other node at the proxy only node i dials.
-		var peers []string
+		var peers []proctest.Peer
 		for j, other := range c.Nodes {
 			addr := other.RaftAddr
 			if j != i {
 				addr = c.Links[i][j].Addr()
 			}
-			peers = append(peers, other.ID+"-"+addr)
+			peers = append(peers, proctest.Peer{ID: other.ID, Addr: addr})
 		}
-		conf := strings.Join([]string{
-			"brokerClusterName=" + ClusterName,
-			"brokerName=" + GroupName,
-			"brokerIP1=127.0.0.1",
-			"listenPort=" + portOf(nd.ClientAddr),
-			"namesrvAddr=" + c.NSAddr,
-			"storePathRootDir=" + nd.DataDir,
-			"dLegerGroup=" + GroupName,
-			"dLegerPeers=" + strings.Join(peers, ";"),
-			"dLegerPeerClientAddrs=" + strings.Join(clients, ";"),
-			"dLegerSelfId=" + nd.ID,
-			fmt.Sprintf("mappedFileSizeCommitLog=%d", opts.SegmentSize),
-			"flushDiskType=" + opts.FlushDiskType,
-			"autoCreateTopicEnable=true",
-			"defaultTopicQueueNums=4",
-			"adminListen=" + nd.AdminAddr,
-			// Small IndexFiles: they are allocated whole (fallocate) at creation.
-			fmt.Sprintf("maxHashSlotNum=%d", IndexHashSlots), fmt.Sprintf("maxIndexNum=%d", IndexMaxEntries),
-			"logLevel=" + opts.LogLevel,
-		}, "\n") + "\n"
-		for _, line := range opts.ExtraConfig {
-			conf += line + "\n"
+		conf := proctest.BrokerConfig{
+			ClusterName:      ClusterName,
+			BrokerName:       GroupName,
+			ClientAddr:       nd.ClientAddr,
+			NamesrvAddr:      c.NSAddr,
+			DataDir:          nd.DataDir,
+			Group:            GroupName,
+			Peers:            peers,
+			PeerClients:      clients,
+			SelfID:           nd.ID,
+			SegmentSize:      opts.SegmentSize,
+			FlushDiskType:    opts.FlushDiskType,
+			AutoCreateTopics: true,
+			DefaultQueues:    4,
+			AdminListen:      nd.AdminAddr,
+			LogLevel:         opts.LogLevel,
+			Extra:            opts.ExtraConfig,
 		}
 		path := filepath.Join(confDir, nd.ID+".conf")
-		if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		if err := conf.Write(path); err != nil {
 			c.closeProxies()
 			return nil, err
 		}
-		nd.Proc = &Proc{Name: nd.ID, Bin: opts.Bin, Args: []string{"broker", "-c", path}, LogPath: filepath.Join(logDir, nd.ID+".log")}
+		nd.Proc = newProc(nd.ID, opts.Bin, filepath.Join(logDir, nd.ID+".log"), "broker", "-c", path)
 	}
 	c.TC = transport.NewClient(transport.ClientConfig{DialTimeout: time.Second})
 	c.nsClient = nameserver.NewClient(c.TC)
 	return c, nil
-}
-
-func portOf(addr string) string {
-	_, p, _ := net.SplitHostPort(addr)
-	return p
-}
-
-func waitListening(ctx context.Context, addr string) error {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	for {
-		conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			return conn.Close()
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s not listening: %w", addr, err)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }
 
 // Dir is the cluster's root directory (configs, logs, data dirs).
@@ -285,15 +237,13 @@ func (c *Cluster) Stop(i int) bool { return c.Nodes[i].Proc.Stop(15 * time.Secon
 // StopAll stops every node, the nameserver and the proxies. Idempotent.
 func (c *Cluster) StopAll() {
 	c.stopOnce.Do(func() {
-		var wg sync.WaitGroup
+		var nodes []*proctest.Proc
 		for _, n := range c.Nodes {
-			if n.Proc == nil {
-				continue
+			if n.Proc != nil {
+				nodes = append(nodes, n.Proc.Proc)
 			}
-			wg.Add(1)
-			go func() { defer wg.Done(); n.Proc.Stop(15 * time.Second) }()
 		}
-		wg.Wait()
+		proctest.StopAll(15*time.Second, nodes...)
 		if c.NS != nil {
 			c.NS.Stop(5 * time.Second)
 		}
@@ -524,10 +474,3 @@ func (c *Cluster) procs() []*Proc {
 	}
 	return out
 }
-
-// IndexFile sizing of every node (maxHashSlotNum, maxIndexNum): small, since
-// IndexFiles are allocated whole at creation; ReadReplica opens stores with the same.
-const (
-	IndexHashSlots  = 50_000
-	IndexMaxEntries = 200_000
-)

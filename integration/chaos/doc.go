@@ -6,12 +6,15 @@
 //
 // # What it owns and must not import
 //
-// It owns the harness (proc.go, cluster.go, proxy.go), the workload (workload.go,
-// sender.go, reader.go), the offline replica reader (replica.go) and the checker
-// (history.go, checker.go, report.go). It talks to the code under test only over
-// the wire (transport, nameserver client, rocketmq-client-go) and reads stopped
-// replicas' stores offline with the store package; it must not import broker,
-// broker/node or fsm, so it tests what a deployment runs, not internals.
+// It owns the harness (cluster.go, proxy.go, and proc.go, which adds pausing to
+// the processes of internal/proctest; free ports, starting, stopping and killing
+// processes and writing their config files come from proctest, shared with the
+// integration tests), the workload (workload.go, sender.go, reader.go), the
+// offline replica reader (replica.go) and the checker (history.go, checker.go,
+// report.go). It talks to the code under test only over the wire (transport,
+// nameserver client, rocketmq-client-go) and reads stopped replicas' stores
+// offline with the store package; it must not import broker, broker/node or fsm,
+// so it tests what a deployment runs, not internals.
 //
 // # Concurrency
 //

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/store"
 )
 
@@ -20,7 +21,7 @@ import (
 func ReadReplica(node, storeDir string, segmentSize int64, keep func(topic string) bool, log hclog.Logger) (ReplicaLog, error) {
 	rl := ReplicaLog{Node: node, Queues: map[QueueKey][]string{}}
 	s, err := store.Open(store.Config{Dir: storeDir, CommitLogSegmentSize: segmentSize,
-		IndexHashSlots: IndexHashSlots, IndexMaxEntries: IndexMaxEntries, Logger: log})
+		IndexHashSlots: proctest.IndexHashSlots, IndexMaxEntries: proctest.IndexMaxEntries, Logger: log})
 	if err != nil {
 		return rl, fmt.Errorf("replica %s: open store %s: %w", node, storeDir, err)
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/rocketraft/rocketraft/internal/proctest"
 )
 
 // Environment of the suite.
@@ -18,8 +20,6 @@ const (
 	// envChaos selects the scenarios: "short" (CI subset: K1 with 3 kills, N1, D4,
 	// B2) or "full" (the whole matrix); unset skips every scenario.
 	envChaos = "ROCKETRAFT_CHAOS"
-	// envBinary names a prebuilt rocketraft binary instead of building one.
-	envBinary = "ROCKETRAFT_BIN"
 	// envReport names a file every scenario appends its report block to.
 	envReport = "ROCKETRAFT_CHAOS_REPORT"
 )
@@ -39,12 +39,9 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "chaos: temp dir:", err)
 			os.Exit(2)
 		}
-		if prebuilt := os.Getenv(envBinary); prebuilt != "" {
-			binPath, buildErr = filepath.Abs(prebuilt)
-		} else {
-			// go test runs us in integration/chaos; the module root is two levels up.
-			binPath, buildErr = BuildBinary(filepath.Join("..", ".."), tmp)
-		}
+		// $ROCKETRAFT_BIN, or a fresh build: go test runs us in integration/chaos,
+		// the module root is two levels up.
+		binPath, buildErr = proctest.Binary(filepath.Join("..", ".."), tmp)
 	}
 	code := m.Run()
 	if tmp != "" {

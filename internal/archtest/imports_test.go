@@ -87,6 +87,17 @@ func within(p, pkg string) bool {
 	return p == pkg || strings.HasPrefix(p, pkg+"/")
 }
 
+// testHarness reports the internal packages that exist for tests: an in-process
+// group, a replica double, and the real-process harness the black-box suites share.
+func testHarness(p string) bool {
+	for _, h := range []string{"internal/testcluster", "internal/fakereplica", "internal/proctest"} {
+		if p == h || strings.HasPrefix(p, h+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // topLevel maps a package to the rule that governs it: sub-packages of a listed
 // package inherit its rule (store/x is governed by store).
 func topLevel(p string) (string, bool) {
@@ -141,8 +152,8 @@ func TestImportRules(t *testing.T) {
 				continue
 			}
 			dep := rel(imp)
-			if strings.HasPrefix(dep, "internal/testcluster") || strings.HasPrefix(dep, "internal/fakereplica") {
-				t.Errorf("%s imports %s: test harnesses may only be imported by tests", self, dep)
+			if testHarness(dep) && !strings.HasPrefix(self, "integration") {
+				t.Errorf("%s imports %s: test harnesses may only be imported by tests (and the black-box suites under integration/)", self, dep)
 				continue
 			}
 			if !governed {
