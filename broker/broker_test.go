@@ -31,7 +31,7 @@ type testBroker struct {
 	client  *transport.Client
 }
 
-func startTestBroker(t *testing.T, role replica.Role, peers []Peer) *testBroker {
+func startTestBroker(t *testing.T, role replica.Role, peers []Peer, opts ...func(*Config)) *testBroker {
 	t.Helper()
 	st, err := store.Open(store.Config{Dir: t.TempDir(), CommitLogSegmentSize: 1 << 20, ConsumeQueueEntriesPerFile: 1000, IndexHashSlots: 100, IndexMaxEntries: 400})
 	if err != nil {
@@ -47,11 +47,15 @@ func startTestBroker(t *testing.T, role replica.Role, peers []Peer) *testBroker 
 	if role != replica.RoleLeader {
 		self = "n1"
 	}
-	b, err := New(Config{
+	cfg := Config{
 		ClusterName: "c", BrokerName: "broker-a", ListenAddr: "127.0.0.1:0", ClientAddr: "127.0.0.1:10911",
 		SelfID: self, Peers: peers, MaxMessageSize: 1024, AutoCreateTopicEnable: true, LongPollingEnable: true,
 		OffsetFlushInterval: time.Hour,
-	}, st, rep)
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	b, err := New(cfg, st, rep)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/rocketraft/rocketraft/broker/auth"
 	"github.com/rocketraft/rocketraft/broker/metrics"
 	"github.com/rocketraft/rocketraft/broker/schedule"
 	"github.com/rocketraft/rocketraft/broker/transaction"
@@ -56,7 +57,10 @@ type Config struct {
 	// Metrics, when set, records every request (the first stage of the handler
 	// chain), role changes and the store's flushes.
 	Metrics *metrics.Metrics
-	Logger  hclog.Logger
+	// ACL, when set, checks every request's signature and permissions (the
+	// authorisation stage of the chain); nil leaves the broker open.
+	ACL    *auth.ACL
+	Logger hclog.Logger
 }
 
 // Intervals of the loops that have no setting (Java's values where it has one).

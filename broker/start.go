@@ -78,11 +78,14 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 		LeaderAddr: b.peerClientAddr, Client: b.client, Logger: b.log,
 	}
 	// The chain: metrics first (it sees every request and its final code), then
-	// authentication and authorisation (the security work adds its stage here),
-	// then forwarding to the leader, then the handler.
+	// authentication and authorisation, then forwarding to the leader, then the
+	// handler.
 	var stages []route.Stage
 	if cfg.Metrics != nil {
 		stages = append(stages, cfg.Metrics.Stage())
+	}
+	if cfg.ACL != nil {
+		stages = append(stages, cfg.ACL.Stage)
 	}
 	b.serve = table.Serve(fwd.Stage, stages...)
 

@@ -89,6 +89,8 @@ type Broker struct {
 	TransactionCheckInterval   time.Duration // transactionCheckInterval (ms in the file)
 	TransactionCheckMax        int           // transactionCheckMax
 	LongPollingEnable          bool          // longPollingEnable
+	ACLEnable                  bool          // aclEnable
+	ACLFile                    string        // aclFile: plain_acl.yml; required when ACLEnable
 	MaxIndexNum                int           // maxIndexNum: entries per IndexFile
 	MaxHashSlotNum             int           // maxHashSlotNum: hash slots per IndexFile
 

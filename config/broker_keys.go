@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 )
@@ -406,6 +407,37 @@ var brokerKeys = []keySpec[Broker]{
 		},
 		get:   func(b *Broker) string { return itoa(b.MaxHashSlotNum) },
 		check: func(b *Broker) string { return intRule(int64(b.MaxHashSlotNum), 1, maxIndexFileSize/indexSlotSize) },
+	},
+
+	// Access control (RocketMQ ACL 1.0).
+	{
+		name: "aclEnable", doc: "Check every request's signature and permissions against the accounts of aclFile; a denied request gets NO_PERMISSION.",
+		set: func(b *Broker, s string) error {
+			v, err := parseBool(s)
+			if err != nil {
+				return err
+			}
+			b.ACLEnable = v
+			return nil
+		},
+		get: func(b *Broker) string { return btoa(b.ACLEnable) },
+	},
+	{
+		name: "aclFile", doc: "Accounts and allow-lists in RocketMQ's plain_acl.yml format; required when aclEnable=true.",
+		set: func(b *Broker, s string) error { b.ACLFile = strings.TrimSpace(s); return nil },
+		get: func(b *Broker) string { return b.ACLFile },
+		check: func(b *Broker) string {
+			if !b.ACLEnable {
+				return ""
+			}
+			if b.ACLFile == "" {
+				return "required when aclEnable=true"
+			}
+			if _, err := os.Stat(b.ACLFile); err != nil {
+				return "must name a readable file: " + err.Error()
+			}
+			return ""
+		},
 	},
 
 	// Raft (our own keys). Minimums are hashicorp/raft's ValidateConfig rules,

@@ -49,7 +49,7 @@ func TestKeyDocsComplete(t *testing.T) {
 		"diskMaxUsedSpaceRatio", "flushDiskType", "flushIntervalCommitLog", "maxMessageSize",
 		"autoCreateTopicEnable", "defaultTopicQueueNums", "messageDelayLevel",
 		"transactionTimeOut", "transactionCheckInterval", "transactionCheckMax", "longPollingEnable",
-		"maxIndexNum", "maxHashSlotNum",
+		"maxIndexNum", "maxHashSlotNum", "aclEnable", "aclFile",
 		"raftHeartbeatTimeout", "raftElectionTimeout", "raftLeaderLeaseTimeout", "raftCommitTimeout",
 		"raftSnapshotInterval", "raftSnapshotThreshold", "raftTrailingLogs", "raftLogStore", "raftMaxAppendEntries",
 		"groupCommitMaxBytes", "groupCommitMaxMessages", "groupCommitMaxPending",

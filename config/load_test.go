@@ -49,6 +49,8 @@ func testdataBroker() Broker {
 		TransactionCheckInterval:   10 * time.Second,
 		TransactionCheckMax:        5,
 		LongPollingEnable:          false,
+		ACLEnable:                  true,
+		ACLFile:                    "testdata/plain_acl.yml",
 		MaxIndexNum:                1000000,
 		MaxHashSlotNum:             250000,
 		Raft: RaftConfig{

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -40,9 +41,36 @@ func TestBadBrokerConfigFailsStartup(t *testing.T) {
 	}
 }
 
-// TestDevClusterPrintedExample runs `rocketraft dev` (what `make run` runs) on free
-// ports and then the produce and consume commands it prints, as a newcomer would.
-func TestDevClusterPrintedExample(t *testing.T) {
+// syncBuffer is a bytes.Buffer a child process writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// devRun is a `rocketraft dev` process on free ports and what it printed.
+type devRun struct {
+	t   *testing.T
+	dir string // --data-dir: configs, logs and data
+	out *syncBuffer
+}
+
+// startDev runs `rocketraft dev` (what `make run` runs) with extra flags on free
+// ports, waits until it printed its example commands, and stops it (Ctrl-C)
+// when the test ends.
+func startDev(t *testing.T, extra ...string) *devRun {
+	t.Helper()
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
@@ -59,15 +87,16 @@ func TestDevClusterPrintedExample(t *testing.T) {
 		}
 		l.Close()
 	}
-	dir := t.TempDir()
-	var out bytes.Buffer
-	dev := exec.Command(binPath, "dev", "--data-dir", filepath.Join(dir, "dev"),
-		"--namesrv-port", fmt.Sprint(nsPort), "--broker-port", fmt.Sprint(brokerBase), "--raft-port", fmt.Sprint(raftBase))
-	dev.Stdout, dev.Stderr = &out, &out
+	dir := filepath.Join(t.TempDir(), "dev")
+	args := append([]string{"dev", "--data-dir", dir,
+		"--namesrv-port", fmt.Sprint(nsPort), "--broker-port", fmt.Sprint(brokerBase), "--raft-port", fmt.Sprint(raftBase)}, extra...)
+	d := &devRun{t: t, dir: dir, out: &syncBuffer{}}
+	dev := exec.Command(binPath, args...)
+	dev.Stdout, dev.Stderr = d.out, d.out
 	if err := dev.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		_ = dev.Process.Signal(syscall.SIGINT)
 		done := make(chan struct{})
 		go func() { _ = dev.Wait(); close(done) }()
@@ -77,48 +106,111 @@ func TestDevClusterPrintedExample(t *testing.T) {
 			_ = dev.Process.Kill()
 			t.Error("dev did not stop on Ctrl-C within 20 s")
 		}
-	}()
-	// Wait for the printed example, then run it.
+	})
 	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), "bench consume") && time.Now().Before(deadline) {
+	for !strings.Contains(d.out.String(), "bench consume") && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 	}
-	var produce, consume []string
-	for _, line := range strings.Split(out.String(), "\n") {
+	return d
+}
+
+// example returns the printed command line of `rocketraft <words...>`: the
+// environment assignments before the binary, and its arguments.
+func (d *devRun) example(words ...string) (env, args []string) {
+	for _, line := range strings.Split(d.out.String(), "\n") {
 		f := strings.Fields(line)
-		if len(f) > 2 && strings.HasSuffix(f[0], "rocketraft") && f[1] == "bench" {
-			if f[2] == "produce" {
-				produce = f[1:]
-			} else if f[2] == "consume" {
-				consume = f[1:]
+		for i, w := range f {
+			if !strings.HasSuffix(w, "rocketraft") || len(f) < i+1+len(words) {
+				continue
+			}
+			if strings.Join(f[i+1:i+1+len(words)], " ") == strings.Join(words, " ") {
+				return f[:i], f[i+1:]
 			}
 		}
 	}
-	if produce == nil || consume == nil {
-		t.Fatalf("dev printed no example:\n%s", out.String())
-	}
-	run := func(args []string) string {
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		defer cancel()
-		var res []byte
-		var err error
-		// The group needs a moment to elect and register; retry the first command.
-		for attempt := 0; attempt < 20; attempt++ {
-			res, err = exec.CommandContext(ctx, binPath, args...).CombinedOutput()
-			if err == nil {
-				break
-			}
-			time.Sleep(time.Second)
+	d.t.Fatalf("dev printed no %q example:\n%s", strings.Join(words, " "), d.out.String())
+	return nil, nil
+}
+
+// run runs the binary with args and env (retrying while the group elects and
+// registers when retry is set) and returns its output and error.
+func (d *devRun) run(env, args []string, retry bool) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var res []byte
+	var err error
+	for attempt := 0; attempt < 20; attempt++ {
+		cmd := exec.CommandContext(ctx, binPath, args...)
+		cmd.Env = append(os.Environ(), env...)
+		res, err = cmd.CombinedOutput()
+		if err == nil || !retry {
+			break
 		}
-		if err != nil {
-			t.Fatalf("%v: %v\n%s\n--- dev output ---\n%s", args, err, res, out.String())
-		}
-		return string(res)
+		time.Sleep(time.Second)
 	}
-	if got := run(produce); !strings.Contains(got, "summary: 1000 ok, 0 failed") {
+	return string(res), err
+}
+
+// mustRun is run that fails the test on an error.
+func (d *devRun) mustRun(env, args []string) string {
+	d.t.Helper()
+	out, err := d.run(env, args, true)
+	if err != nil {
+		d.t.Fatalf("%v %v: %v\n%s\n--- dev output ---\n%s", env, args, err, out, d.out.String())
+	}
+	return out
+}
+
+// TestDevClusterPrintedExample runs `rocketraft dev` on free ports and then the
+// produce and consume commands it prints, as a newcomer would.
+func TestDevClusterPrintedExample(t *testing.T) {
+	d := startDev(t)
+	env, produce := d.example("bench", "produce")
+	_, consume := d.example("bench", "consume")
+	if got := d.mustRun(env, produce); !strings.Contains(got, "summary: 1000 ok, 0 failed") {
 		t.Fatalf("produce example:\n%s", got)
 	}
-	if got := run(consume); !strings.Contains(got, "summary: 1000 ok") {
+	if got := d.mustRun(env, consume); !strings.Contains(got, "summary: 1000 ok") {
 		t.Fatalf("consume example:\n%s", got)
+	}
+}
+
+// TestDevClusterWithACL: `rocketraft dev --acl` prints its accounts and signed
+// examples that work; the same commands unsigned, or an admin code with the
+// client's account, are refused by real broker processes.
+func TestDevClusterWithACL(t *testing.T) {
+	d := startDev(t, "--acl")
+	clientEnv, produce := d.example("bench", "produce")
+	adminEnv, _ := d.example("admin", "cluster")
+	if len(clientEnv) != 2 || len(adminEnv) != 2 {
+		t.Fatalf("examples carry no credentials: %v %v\n%s", clientEnv, adminEnv, d.out.String())
+	}
+	if got := d.mustRun(clientEnv, produce); !strings.Contains(got, "summary: 1000 ok, 0 failed") {
+		t.Fatalf("signed produce:\n%s", got)
+	}
+	unsigned := append(append([]string{}, produce[:len(produce)-1]...), "10")
+	if got, _ := d.run(nil, unsigned, false); !strings.Contains(got, "summary: 0 ok, 10 failed") {
+		t.Fatalf("unsigned produce was not refused:\n%s", got)
+	}
+	ns := produce[3] // bench produce --namesrv <addr>
+	create := []string{"admin", "topic", "create", "AclMade", "--namesrv", ns}
+	if got, err := d.run(clientEnv, create, false); err == nil || !strings.Contains(got, "NO_PERMISSION") {
+		t.Fatalf("client account created a topic (err=%v):\n%s", err, got)
+	}
+	d.mustRun(adminEnv, create)
+	if got := d.mustRun(adminEnv, []string{"admin", "topic", "list", "--namesrv", ns}); !strings.Contains(got, "AclMade") {
+		t.Fatalf("admin-created topic not listed:\n%s", got)
+	}
+	for _, secret := range []string{strings.TrimPrefix(clientEnv[1], "ROCKETRAFT_SECRET_KEY="), strings.TrimPrefix(adminEnv[1], "ROCKETRAFT_SECRET_KEY=")} {
+		logs, err := filepath.Glob(filepath.Join(d.dir, "logs", "*.log"))
+		if err != nil || len(logs) == 0 {
+			t.Fatalf("no logs to check: %v", err)
+		}
+		for _, l := range logs {
+			data, _ := os.ReadFile(l)
+			if strings.Contains(string(data), secret) {
+				t.Errorf("%s contains a secret key", l)
+			}
+		}
 	}
 }

@@ -19,6 +19,7 @@ type adminFlags struct {
 	timeout time.Duration
 	group   string // broker group (brokerName)
 	cluster string
+	creds   credentialFlags
 }
 
 func (f *adminFlags) client() *admin.Client {
@@ -28,7 +29,7 @@ func (f *adminFlags) client() *admin.Client {
 			addrs = append(addrs, a)
 		}
 	}
-	return admin.New(admin.Config{NamesrvAddrs: addrs, BrokerAddr: f.broker, Timeout: f.timeout})
+	return admin.New(admin.Config{NamesrvAddrs: addrs, BrokerAddr: f.broker, Timeout: f.timeout, Credentials: f.creds.credentials()})
 }
 
 // run builds a client, runs f with a context cancelled by Ctrl-C, and prints t.
@@ -53,6 +54,7 @@ func newAdminCommand() *cobra.Command {
 	pf.StringVarP(&f.namesrv, "namesrv", "n", admin.DefaultNamesrv, "nameserver addresses, ';'-separated")
 	pf.StringVarP(&f.broker, "broker", "b", "", "talk to this broker node only (host:port) instead of resolving through the nameserver")
 	pf.DurationVar(&f.timeout, "timeout", 5*time.Second, "timeout of one request")
+	f.creds.register(pf)
 	cmd.AddCommand(adminClusterCommand(f), adminTopicCommand(f), adminGroupCommand(f), adminMessageCommand(f), adminRaftCommand(f))
 	return cmd
 }

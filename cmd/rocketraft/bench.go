@@ -17,6 +17,7 @@ func newBenchCommand() *cobra.Command {
 	var producers, count, size, batch, window int
 	var client, mode string
 	var duration, timeout time.Duration
+	var creds credentialFlags
 	produce := &cobra.Command{
 		Use:   "produce",
 		Short: "Send messages and print msgs/s, MB/s and latency each second, then a summary",
@@ -24,7 +25,7 @@ func newBenchCommand() *cobra.Command {
 			_, err := bench.Produce(context.Background(), bench.ProduceOptions{
 				Namesrv: strings.Split(namesrv, ";"), Topic: topic, Group: group, Producers: producers,
 				Count: count, Duration: duration, MessageSize: size, Batch: batch, Out: os.Stdout,
-				Client: bench.Client(client), Mode: bench.Mode(mode), Window: window,
+				Client: bench.Client(client), Mode: bench.Mode(mode), Window: window, Credentials: creds.credentials(),
 			})
 			return err
 		},
@@ -34,7 +35,7 @@ func newBenchCommand() *cobra.Command {
 		Short: "Consume a topic from the first offset and count what arrives",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := bench.Consume(context.Background(), bench.ConsumeOptions{
-				Namesrv: strings.Split(namesrv, ";"), Topic: topic, Group: group, Count: count, Timeout: timeout, Out: os.Stdout,
+				Namesrv: strings.Split(namesrv, ";"), Topic: topic, Group: group, Count: count, Timeout: timeout, Out: os.Stdout, Credentials: creds.credentials(),
 			})
 			return err
 		},
@@ -43,6 +44,7 @@ func newBenchCommand() *cobra.Command {
 		c.Flags().StringVar(&namesrv, "namesrv", "127.0.0.1:9876", "nameserver addresses, ';'-separated")
 		c.Flags().StringVar(&topic, "topic", "BenchTopic", "topic")
 		c.Flags().IntVar(&count, "count", 0, "number of messages (0 = run for --duration)")
+		creds.register(c.Flags())
 	}
 	produce.Flags().StringVar(&group, "group", "rocketraft_bench_producer", "producer group")
 	produce.Flags().IntVar(&producers, "producers", 16, "concurrent senders")

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocketraft/rocketraft/broker"
+	"github.com/rocketraft/rocketraft/broker/auth"
 	"github.com/rocketraft/rocketraft/broker/metrics"
 	"github.com/rocketraft/rocketraft/broker/node"
 	"github.com/rocketraft/rocketraft/broker/replica"
@@ -157,6 +158,13 @@ func runBroker(cfg config.Broker) error {
 	rep := replica.NewNode(n, replica.NodeOptions{ObserveApply: m.ObserveApply})
 	bcfg := brokerConfig(cfg, log)
 	bcfg.Metrics = m
+	if cfg.ACLEnable {
+		if bcfg.ACL, err = auth.LoadFile(cfg.ACLFile); err != nil {
+			_ = n.Close()
+			return err
+		}
+		log.Info("access control on", "aclFile", cfg.ACLFile, "accounts", len(bcfg.ACL.AccessKeys()))
+	}
 	b, err := broker.New(bcfg, n.Store(), rep)
 	if err != nil {
 		_ = n.Close()

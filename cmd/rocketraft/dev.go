@@ -23,10 +23,14 @@ type devCluster struct {
 	brokerPort  int
 	raftPort    int
 	segmentSize int64
+	// acl turns access control on with fresh accounts (dev_acl.go).
+	acl         bool
+	aclFile     string
+	aclAccounts []devAccount
 }
 
 func newDevCommand() *cobra.Command {
-	d := devCluster{}
+	d := &devCluster{}
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run a local nameserver and a three-node broker group (data under ./data/dev)",
@@ -42,16 +46,24 @@ func newDevCommand() *cobra.Command {
 	f.IntVar(&d.brokerPort, "broker-port", 10911, "client port of the first node; node i of group g uses +100*g+10*i")
 	f.IntVar(&d.raftPort, "raft-port", 40911, "raft port of the first node, same spacing")
 	f.Int64Var(&d.segmentSize, "segment-size", 64<<20, "CommitLog segment size in bytes")
+	f.BoolVar(&d.acl, "acl", false, "turn access control on: write plain_acl.yml with an admin and a client account and print them")
 	return cmd
 }
 
 func (d devCluster) groupName(g int) string { return "broker-" + string(rune('a'+g)) }
 
 // writeConfigs writes namesrv.conf and one broker.conf per node.
-func (d devCluster) writeConfigs() (namesrvConf string, brokerConfs []string, err error) {
+func (d *devCluster) writeConfigs() (namesrvConf string, brokerConfs []string, err error) {
 	confDir := filepath.Join(d.dataDir, "conf")
 	if err := os.MkdirAll(confDir, 0o755); err != nil {
 		return "", nil, err
+	}
+	var aclLines []string
+	if d.acl {
+		if d.aclFile, d.aclAccounts, err = writeDevACL(confDir); err != nil {
+			return "", nil, err
+		}
+		aclLines = []string{"aclEnable=true", "aclFile=" + d.aclFile}
 	}
 	namesrvConf = filepath.Join(confDir, "namesrv.conf")
 	ns := fmt.Sprintf("listenAddr=127.0.0.1\nlistenPort=%d\nadminListen=\n", d.namesrvPort)
@@ -84,8 +96,10 @@ func (d devCluster) writeConfigs() (namesrvConf string, brokerConfs []string, er
 				// IndexFiles are allocated whole at creation; 42 MB instead of 420 MB per node.
 				"maxHashSlotNum=500000", "maxIndexNum=2000000",
 				fmt.Sprintf("adminListen=127.0.0.1:%d", d.brokerPort+100*g+10*i+2),
-				"",
-			}, "\n")
+			}, "\n") + "\n"
+			for _, l := range aclLines {
+				conf += l + "\n"
+			}
 			path := filepath.Join(confDir, fmt.Sprintf("%s-n%d.conf", d.groupName(g), i))
 			if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 				return "", nil, err
@@ -96,7 +110,7 @@ func (d devCluster) writeConfigs() (namesrvConf string, brokerConfs []string, er
 	return namesrvConf, brokerConfs, nil
 }
 
-func (d devCluster) run() error {
+func (d *devCluster) run() error {
 	namesrvConf, brokerConfs, err := d.writeConfigs()
 	if err != nil {
 		return fmt.Errorf("dev: write configs: %w", err)
@@ -162,10 +176,14 @@ func (d devCluster) run() error {
 		}
 	}
 	fmt.Printf("  data, configs and logs under %s\n\n", d.dataDir)
-	fmt.Printf("Try it (in another terminal):\n")
-	fmt.Printf("  ./bin/rocketraft bench produce --namesrv %s --topic TopicTest --count 1000\n", ns)
-	fmt.Printf("  ./bin/rocketraft bench consume --namesrv %s --topic TopicTest --group demo --count 1000\n", ns)
-	fmt.Printf("  ./bin/rocketraft admin cluster --namesrv %s\n", ns)
+	if d.acl {
+		printDevACL(d.aclAccounts, ns)
+	} else {
+		fmt.Printf("Try it (in another terminal):\n")
+		fmt.Printf("  ./bin/rocketraft bench produce --namesrv %s --topic TopicTest --count 1000\n", ns)
+		fmt.Printf("  ./bin/rocketraft bench consume --namesrv %s --topic TopicTest --group demo --count 1000\n", ns)
+		fmt.Printf("  ./bin/rocketraft admin cluster --namesrv %s\n", ns)
+	}
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/rocketraft/rocketraft/broker/auth"
 	"github.com/rocketraft/rocketraft/nameserver"
 	"github.com/rocketraft/rocketraft/transport"
 )
@@ -39,7 +40,10 @@ type Config struct {
 	BrokerAddr string
 	// Timeout bounds one request (default 5 s); membership changes get three times it.
 	Timeout time.Duration
-	Logger  hclog.Logger
+	// Credentials sign every request to a broker (brokers with aclEnable=true
+	// refuse unsigned ones); zero sends unsigned requests.
+	Credentials auth.Credentials
+	Logger      hclog.Logger
 }
 
 // Client runs admin commands. Close it to drop its connections.
@@ -74,7 +78,7 @@ func (c *Client) invoke(ctx context.Context, addr string, code transport.Request
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	resp, err := c.tc.Invoke(ctx, addr, transport.NewRequest(code, ext, nil))
+	resp, err := c.tc.Invoke(ctx, addr, transport.NewRequest(code, c.cfg.Credentials.SignExt(ext, nil), nil))
 	if err != nil {
 		return nil, fmt.Errorf("%s broker=%s: %w", code, addr, err)
 	}

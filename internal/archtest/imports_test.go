@@ -230,6 +230,7 @@ var brokerRooms = map[string][]string{
 	"broker/clientapi": {"broker/replica", "broker/route", "broker/clients", "broker/offsets",
 		"broker/schedule", "broker/transaction"},
 	"broker/adminapi": {"broker/replica", "broker/route", "broker/clients", "broker/offsets"},
+	"broker/auth":     {"broker/route", "broker/clients"},
 }
 
 func TestBrokerRoomsImportDownOnly(t *testing.T) {

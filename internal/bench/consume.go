@@ -10,6 +10,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
+	"github.com/rocketraft/rocketraft/broker/auth"
 )
 
 // ConsumeOptions configures a consumer run.
@@ -19,7 +20,9 @@ type ConsumeOptions struct {
 	Group   string
 	Count   int           // stop after this many messages (0 = run for Duration)
 	Timeout time.Duration // give up after this long
-	Out     io.Writer
+	// Credentials sign every request (brokers with aclEnable=true).
+	Credentials auth.Credentials
+	Out         io.Writer
 }
 
 // Consume runs a clustering push consumer from the first offset and counts what
@@ -31,6 +34,7 @@ func Consume(ctx context.Context, o ConsumeOptions) (Result, error) {
 	}
 	c, err := rocketmq.NewPushConsumer(
 		consumer.WithNameServer(o.Namesrv),
+		consumer.WithCredentials(primitive.Credentials{AccessKey: o.Credentials.AccessKey, SecretKey: o.Credentials.SecretKey}),
 		consumer.WithGroupName(o.Group),
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
 	)

@@ -146,7 +146,7 @@ func produceNative(ctx context.Context, o ProduceOptions) (Result, error) {
 		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		t0 := time.Now()
-		resp, err := tc.Invoke(sctx, rt.addrs[target], transport.NewRequest(code, ext, payload))
+		resp, err := tc.Invoke(sctx, rt.addrs[target], transport.NewRequest(code, o.Credentials.SignExt(ext, payload), payload))
 		if err != nil || resp.ResponseCode() != transport.Success {
 			failed.Add(int64(o.Batch))
 			return

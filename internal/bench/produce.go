@@ -13,6 +13,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
+	"github.com/rocketraft/rocketraft/broker/auth"
 )
 
 // ProduceOptions configures a producer load.
@@ -28,6 +29,8 @@ type ProduceOptions struct {
 	Client      Client
 	Mode        Mode
 	Window      int // sends in flight per producer in ModeAsync
+	// Credentials sign every send (brokers with aclEnable=true); zero: unsigned.
+	Credentials auth.Credentials
 	Out         io.Writer
 }
 
@@ -66,6 +69,7 @@ func Produce(ctx context.Context, o ProduceOptions) (Result, error) {
 	}
 	p, err := rocketmq.NewProducer(
 		producer.WithNameServer(o.Namesrv),
+		producer.WithCredentials(primitive.Credentials{AccessKey: o.Credentials.AccessKey, SecretKey: o.Credentials.SecretKey}),
 		producer.WithGroupName(o.Group),
 		producer.WithRetry(2),
 		producer.WithSendMsgTimeout(5*time.Second),

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// devAccount is one account `rocketraft dev --acl` creates.
+type devAccount struct {
+	role, accessKey, secretKey string
+}
+
+// writeDevACL writes a plain_acl.yml with fresh secrets: an admin, and a
+// client that may publish and subscribe to every topic and group but use no
+// admin code.
+func writeDevACL(confDir string) (path string, accounts []devAccount, err error) {
+	secret := func() (string, error) {
+		b := make([]byte, 12)
+		if _, err := rand.Read(b); err != nil {
+			return "", err
+		}
+		return hex.EncodeToString(b), nil
+	}
+	adminSecret, err := secret()
+	if err != nil {
+		return "", nil, err
+	}
+	clientSecret, err := secret()
+	if err != nil {
+		return "", nil, err
+	}
+	accounts = []devAccount{{"admin", "devAdmin", adminSecret}, {"client", "devClient", clientSecret}}
+	yml := fmt.Sprintf(`# Written by rocketraft dev --acl at every start (fresh secrets).
+accounts:
+  - accessKey: %s
+    secretKey: %s
+    admin: true
+  - accessKey: %s
+    secretKey: %s
+    admin: false
+    defaultTopicPerm: PUB|SUB
+    defaultGroupPerm: SUB
+`, accounts[0].accessKey, accounts[0].secretKey, accounts[1].accessKey, accounts[1].secretKey)
+	path, err = filepath.Abs(filepath.Join(confDir, "plain_acl.yml"))
+	if err != nil {
+		return "", nil, err
+	}
+	return path, accounts, os.WriteFile(path, []byte(yml), 0o600)
+}
+
+// printDevACL tells the user which accounts exist and how to sign with them.
+func printDevACL(accounts []devAccount, ns string) {
+	fmt.Printf("ACL is on (aclEnable=true): unsigned requests get NO_PERMISSION. Accounts:\n")
+	for _, a := range accounts {
+		fmt.Printf("  %-6s accessKey=%s secretKey=%s\n", a.role, a.accessKey, a.secretKey)
+	}
+	adm, c := accounts[0], accounts[1]
+	env := func(a devAccount) string {
+		return fmt.Sprintf("%s=%s %s=%s", envAccessKey, a.accessKey, envSecretKey, a.secretKey)
+	}
+	fmt.Printf("\nTry it (in another terminal; --access-key/--secret-key work too):\n")
+	fmt.Printf("  %s ./bin/rocketraft bench produce --namesrv %s --topic TopicTest --count 1000\n", env(c), ns)
+	fmt.Printf("  %s ./bin/rocketraft bench consume --namesrv %s --topic TopicTest --group demo --count 1000\n", env(c), ns)
+	fmt.Printf("  %s ./bin/rocketraft admin cluster --namesrv %s\n", env(adm), ns)
+}
