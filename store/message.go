@@ -307,8 +307,7 @@ func PatchOffsets(rec []byte, qo QueueOffset, po PhysicalOffset) {
 
 // storeTimestampPos is where STORETIMESTAMP sits, which depends on the born host width.
 func storeTimestampPos(rec []byte) int {
-	sysFlag := int32(binary.BigEndian.Uint32(rec[posSysFlag:]))
-	return posBornHost + hostLen(sysFlag&SysFlagBornHostV6 != 0)
+	return storeTimestampAt(int32(binary.BigEndian.Uint32(rec[posSysFlag:])))
 }
 
 // PatchStoreTimestamp writes STORETIMESTAMP into an encoded record.
