@@ -209,8 +209,9 @@ func RecordSize(b []byte) (size int32, magic int32, err error) {
 }
 
 // DecodeMessage decodes one stored message (v1 or v2) that starts at b[0]. It checks
-// that every length stays inside TOTALSIZE and that the fields add up to it exactly,
-// and, when checkCRC is set, that BODYCRC matches. Body aliases b.
+// the structure as parseRecord does (every length inside TOTALSIZE, the fields adding
+// up to it exactly; an empty topic is accepted) and, when checkCRC is set, that BODYCRC
+// matches. Body aliases b.
 func DecodeMessage(b []byte, checkCRC bool) (Message, error) {
 	var m Message
 	size, magic, err := RecordSize(b)
@@ -226,7 +227,11 @@ func DecodeMessage(b []byte, checkCRC bool) (Message, error) {
 		}
 		return m, corruptf("total size %d below minimum %d", size, fixedV1Size)
 	}
-	r := b[:size]
+	v, err := parseRecord(b[:size])
+	if err != nil {
+		return m, err
+	}
+	r := v.rec
 	be := binary.BigEndian
 	m.StoreSize = size
 	m.BodyCRC = int32(be.Uint32(r[posBodyCRC:]))
@@ -237,12 +242,8 @@ func DecodeMessage(b []byte, checkCRC bool) (Message, error) {
 	m.SysFlag = int32(be.Uint32(r[posSysFlag:]))
 	m.BornTimestamp = int64(be.Uint64(r[posBornTimestamp:]))
 	bornV6, storeV6 := m.SysFlag&SysFlagBornHostV6 != 0, m.SysFlag&SysFlagStoreHostV6 != 0
+	// parseRecord checked that these fixed-width fields lie inside the record.
 	p := posBornHost
-	// Everything up to BODYLEN is fixed once the host widths are known.
-	need := p + hostLen(bornV6) + 8 + hostLen(storeV6) + 4 + 8 + 4
-	if need > len(r) {
-		return m, corruptf("header of %d bytes exceeds total size %d", need, size)
-	}
 	m.BornHost = readHost(r[p:], bornV6)
 	p += hostLen(bornV6)
 	m.StoreTimestamp = int64(be.Uint64(r[p:]))
@@ -255,43 +256,9 @@ func DecodeMessage(b []byte, checkCRC bool) (Message, error) {
 	p += 8
 	bodyLen := int(int32(be.Uint32(r[p:])))
 	p += 4
-	if bodyLen < 0 || bodyLen > len(r)-p {
-		return m, corruptf("body length %d exceeds record of %d bytes", bodyLen, size)
-	}
 	m.Body = r[p : p+bodyLen : p+bodyLen]
-	p += bodyLen
-	var topicLen int
-	if magic == MagicV1 {
-		if p+1 > len(r) {
-			return m, corruptf("topic length beyond record end")
-		}
-		topicLen = int(r[p])
-		p++
-	} else {
-		if p+2 > len(r) {
-			return m, corruptf("topic length beyond record end")
-		}
-		topicLen = int(be.Uint16(r[p:]))
-		p += 2
-	}
-	if topicLen > len(r)-p {
-		return m, corruptf("topic length %d exceeds record", topicLen)
-	}
-	m.Topic = string(r[p : p+topicLen])
-	p += topicLen
-	if p+2 > len(r) {
-		return m, corruptf("properties length beyond record end")
-	}
-	propLen := int(be.Uint16(r[p:]))
-	p += 2
-	if propLen > len(r)-p {
-		return m, corruptf("properties length %d exceeds record", propLen)
-	}
-	m.Properties = string(r[p : p+propLen])
-	p += propLen
-	if p != len(r) {
-		return m, corruptf("fields end at %d, total size says %d", p, size)
-	}
+	m.Topic = string(v.Topic())
+	m.Properties = string(v.propsBytes())
 	if checkCRC && BodyCRC(m.Body) != m.BodyCRC {
 		return m, corruptf("body CRC %d, stored %d", BodyCRC(m.Body), m.BodyCRC)
 	}

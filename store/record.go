@@ -12,9 +12,9 @@ import (
 // record, which keeps the append, recovery, dispatch and apply paths free of
 // per-message allocations (DecodeMessage allocates two strings).
 //
-// The CommitLog's append and recovery scan use it. A RecordView is a small value and
-// may be copied; only one returned by ViewRecord (or parseRecord) without an error is
-// valid.
+// It is the only parser of the layout: the CommitLog (append, recovery scan), the reput
+// and DecodeMessage all use it. A RecordView is a small value and may be copied; only
+// one returned by ViewRecord (or parseRecord) without an error is valid.
 type RecordView struct {
 	rec []byte
 	// Positions in rec of the first TOPIC and the first PROPERTIES byte; every other
@@ -40,14 +40,15 @@ func ViewRecord(rec []byte) (RecordView, error) {
 		return v, err
 	}
 	if v.topic == v.props-2 {
-		// Every writer (ours, Java's) refuses an empty topic.
+		// Every writer (ours, Java's) refuses an empty topic; only the reput's parse and
+		// DecodeMessage still accept one, as they always did (parseRecord).
 		return RecordView{}, corruptf("topic length 0")
 	}
 	return v, nil
 }
 
 // parseRecord is the walk over the layout behind ViewRecord, without the topic rule:
-// it checks structure only.
+// it checks structure only (the reput and DecodeMessage accept an empty topic).
 func parseRecord(r []byte) (RecordView, error) {
 	var v RecordView
 	size, magic, err := RecordSize(r)
@@ -172,7 +173,8 @@ func bodyLenPos(sysFlag int32) int {
 	return storeTimestampAt(sysFlag) + 8 + hostLen(sysFlag&SysFlagStoreHostV6 != 0) + 4 + 8
 }
 
-// The accessors below serve this package's own paths; the FSM has no use for them.
+// The accessors below serve this package's own paths (append, recovery, reput,
+// DecodeMessage).
 
 func (v RecordView) sysFlag() int32 { return int32(binary.BigEndian.Uint32(v.rec[posSysFlag:])) }
 

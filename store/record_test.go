@@ -163,6 +163,34 @@ func TestViewRecordRejectsMalformed(t *testing.T) {
 	check("blank record", blank)
 }
 
+// TestEmptyTopicIsStructureOnly: the layout can carry an empty topic. ViewRecord
+// (append, recovery, the FSM) refuses it; the reput's parse and DecodeMessage accept it
+// as they always did.
+func TestEmptyTopicIsStructureOnly(t *testing.T) {
+	m, rec := viewRec(t, viewHosts[0], viewHosts[0])
+	topicLenPos := len(rec) - 2 - len(m.Properties) - len(m.Topic) - 1
+	b := append(bytes.Clone(rec[:topicLenPos]), 0)
+	b = append(b, rec[topicLenPos+1+len(m.Topic):]...)
+	binary.BigEndian.PutUint32(b, uint32(len(b)))
+	if _, err := ViewRecord(b); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("ViewRecord of an empty topic: %v", err)
+	}
+	if v, err := viewDispatched(b); err != nil || len(v.Topic()) != 0 {
+		t.Errorf("viewDispatched of an empty topic: %v", err)
+	}
+	if d, err := DecodeMessage(b, true); err != nil || d.Topic != "" || d.Properties != m.Properties {
+		t.Errorf("DecodeMessage of an empty topic: %+v %v", d, err)
+	}
+	neg := bytes.Clone(rec)
+	binary.BigEndian.PutUint32(neg[posQueueID:], 0xFFFFFFFF)
+	if v, err := ViewRecord(neg); err != nil || v.QueueID() != -1 {
+		t.Errorf("ViewRecord of queue id -1: %v", err)
+	}
+	if _, err := viewDispatched(neg); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("viewDispatched of queue id -1: %v", err)
+	}
+}
+
 func TestAppendWithStoreHost(t *testing.T) {
 	v4b := netip.MustParseAddrPort("10.1.2.3:4")
 	v6b := netip.MustParseAddrPort("[fe80::1]:4")
