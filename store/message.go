@@ -175,8 +175,7 @@ func grow(b []byte, n int) []byte {
 func putHost(b []byte, host netip.AddrPort, v6 bool) int {
 	addr := host.Addr()
 	if v6 {
-		a := addr.As16()
-		copy(b, a[:])
+		*(*[16]byte)(b) = addr.As16() // fixed-size stores, no memmove call
 		binary.BigEndian.PutUint32(b[16:], uint32(host.Port()))
 		return hostV6Len
 	}
@@ -184,7 +183,7 @@ func putHost(b []byte, host netip.AddrPort, v6 bool) int {
 	if addr.IsValid() {
 		a = addr.Unmap().As4()
 	}
-	copy(b, a[:])
+	*(*[4]byte)(b) = a
 	binary.BigEndian.PutUint32(b[4:], uint32(host.Port()))
 	return hostV4Len
 }

@@ -3,8 +3,10 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -246,5 +248,45 @@ func TestStoreHostIsComparesAsTheFieldStores(t *testing.T) {
 	v, err := ViewRecord(rec6)
 	if err != nil || !v.StoreHostIs(v4) || !v.StoreHostIs(mapped) || v.StoreHostIs(viewHosts[1]) {
 		t.Errorf("IPv6 field holding %v: %v", v.StoreHost(), err)
+	}
+}
+
+// refOffsetMsgID is the formula of rocketmq-protocol.md §4.4 written out independently.
+func refOffsetMsgID(h netip.AddrPort, off PhysicalOffset) string {
+	var raw []byte
+	if a := h.Addr(); a.IsValid() && !a.Is4() && !a.Is4In6() {
+		s := a.As16()
+		raw = append(raw, s[:]...)
+	} else if a.IsValid() {
+		s := a.Unmap().As4()
+		raw = append(raw, s[:]...)
+	} else {
+		raw = make([]byte, 4)
+	}
+	raw = binary.BigEndian.AppendUint32(raw, uint32(h.Port()))
+	raw = binary.BigEndian.AppendUint64(raw, uint64(off))
+	return strings.ToUpper(hex.EncodeToString(raw))
+}
+
+func TestAppendOffsetMsgID(t *testing.T) {
+	hosts := []netip.AddrPort{{}, netip.MustParseAddrPort("10.0.0.1:10911"), netip.MustParseAddrPort("[2001:db8::ab]:65535"),
+		netip.MustParseAddrPort("[::ffff:1.2.3.4]:9"), netip.MustParseAddrPort("[fe80::1%eth0]:1")}
+	for _, h := range hosts {
+		for _, off := range []PhysicalOffset{0, 1, 1<<40 + 0xABCDEF, 1<<63 - 1} {
+			want := refOffsetMsgID(h, off)
+			if got := string(AppendOffsetMsgID([]byte("x"), h, off)); got != "x"+want {
+				t.Errorf("host %v off %d: %s, want x%s", h, off, got, want)
+			}
+			if got := OffsetMsgID(h, off); got != want {
+				t.Errorf("OffsetMsgID(%v, %d) = %s, want %s", h, off, got, want)
+			}
+		}
+	}
+	buf := make([]byte, 0, 4*offsetMsgIDMaxLen)
+	if n := testing.AllocsPerRun(100, func() {
+		buf = AppendOffsetMsgID(buf[:0], hosts[2], 7)
+		buf = AppendOffsetMsgID(buf, hosts[1], 7)
+	}); n != 0 {
+		t.Errorf("AppendOffsetMsgID into a buffer with room allocates %.0f times", n)
 	}
 }
