@@ -13,8 +13,9 @@ import (
 // per-message allocations (DecodeMessage allocates two strings).
 //
 // It is the only parser of the layout: the CommitLog (append, recovery scan), the reput
-// and DecodeMessage all use it. A RecordView is a small value and may be copied; only
-// one returned by ViewRecord (or parseRecord) without an error is valid.
+// and DecodeMessage in this package and the FSM above it all use it. A RecordView is a
+// small value and may be copied; only one returned by ViewRecord (or parseRecord)
+// without an error is valid.
 type RecordView struct {
 	rec []byte
 	// Positions in rec of the first TOPIC and the first PROPERTIES byte; every other
@@ -174,7 +175,7 @@ func bodyLenPos(sysFlag int32) int {
 }
 
 // The accessors below serve this package's own paths (append, recovery, reput,
-// DecodeMessage).
+// DecodeMessage); the FSM has no use for them.
 
 func (v RecordView) sysFlag() int32 { return int32(binary.BigEndian.Uint32(v.rec[posSysFlag:])) }
 
