@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -123,7 +124,7 @@ func TestPutMessagesSizeIsExact(t *testing.T) {
 	}
 }
 
-func TestRecordViewMatchesStore(t *testing.T) {
+func TestPutRecordViewMatchesStore(t *testing.T) {
 	hosts := []netip.AddrPort{leaderHost, netip.MustParseAddrPort("[2001:db8::9]:80")}
 	for _, born := range hosts {
 		for _, sh := range hosts {
@@ -132,27 +133,64 @@ func TestRecordViewMatchesStore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v, err := viewRecord(rec)
+			orig := bytes.Clone(rec)
+			v, err := viewPutRecord(rec)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(v.topic) != "TopicX" || v.queueID != 5 || storeHostOf(rec, v) != sh {
-				t.Errorf("born=%v store=%v: view %q %d %v", born, sh, v.topic, v.queueID, storeHostOf(rec, v))
+			if string(v.Topic()) != "TopicX" || v.QueueID() != 5 || v.StoreHost() != sh {
+				t.Errorf("born=%v store=%v: view %q %d %v", born, sh, v.Topic(), v.QueueID(), v.StoreHost())
 			}
 			other := netip.MustParseAddrPort("10.1.2.3:4")
-			if hostIsV6(sh) {
+			if sh.Addr().Is6() {
 				other = netip.MustParseAddrPort("[fe80::1]:4")
 			}
-			putStoreHost(rec, v, other)
-			d, err := store.DecodeMessage(rec, true)
-			if err != nil || d.StoreHost != other || d.BornHost != born || d.Topic != "TopicX" {
-				t.Errorf("after putStoreHost: %+v %v", d, err)
+			f := &FSM{}
+			if got, err := f.withStoreHost(v, sh); err != nil || &got[0] != &rec[0] {
+				t.Errorf("born=%v store=%v: the encoded host was not kept as is (%v)", born, sh, err)
+			}
+			cp, err := f.withStoreHost(v, other)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := store.DecodeMessage(cp, true)
+			if err != nil || d.StoreHost != other || d.BornHost != born || d.Topic != "TopicX" || len(cp) != len(rec) {
+				t.Errorf("after withStoreHost: %+v %v", d, err)
+			}
+			if !bytes.Equal(rec, orig) {
+				t.Error("withStoreHost modified the record it was given")
 			}
 			for cut := 0; cut < len(rec); cut++ {
-				if _, err := viewRecord(rec[:cut]); err == nil {
+				if _, err := viewPutRecord(rec[:cut]); err == nil {
 					t.Fatalf("view accepted a record cut at %d", cut)
 				}
 			}
+		}
+	}
+}
+
+func TestPutRecordViewTakesOnlyV1WithAQueue(t *testing.T) {
+	rec := msg(t, "T", 0, "x")
+	// The same message in the v2 layout (2-byte TOPICLEN), which store reads but Apply
+	// does not take.
+	m, err := store.DecodeMessage(rec, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topicLenPos := len(rec) - 2 - len(m.Properties) - len(m.Topic) - 1
+	v2 := append(bytes.Clone(rec[:topicLenPos]), 0)
+	v2 = append(v2, rec[topicLenPos:]...)
+	binary.BigEndian.PutUint32(v2, uint32(len(v2)))
+	magic := store.MagicV2
+	binary.BigEndian.PutUint32(v2[4:], uint32(magic))
+	if sv, err := store.ViewRecord(v2); err != nil || string(sv.Topic()) != "T" {
+		t.Fatalf("v2 fixture: %v", err)
+	}
+	neg := bytes.Clone(rec)
+	binary.BigEndian.PutUint32(neg[12:], 0xFFFFFFFF) // QUEUEID
+	for name, b := range map[string][]byte{"v2 magic": v2, "queue id -1": neg, "empty": nil, "garbage": []byte("abc")} {
+		if _, err := viewPutRecord(b); err == nil {
+			t.Errorf("%s: accepted", name)
 		}
 	}
 }
@@ -190,18 +228,8 @@ func FuzzDecodeCommand(f *testing.F) {
 		}
 		if p, ok := c.(*PutMessages); ok {
 			for _, m := range p.Messages {
-				_, _ = viewRecord(m) // must not panic on arbitrary bytes either
+				_, _ = viewPutRecord(m) // must not panic on arbitrary bytes either
 			}
 		}
 	})
-}
-
-func TestAppendOffsetMsgIDMatchesStore(t *testing.T) {
-	for _, h := range []netip.AddrPort{{}, leaderHost, netip.MustParseAddrPort("[2001:db8::ab]:65535"), netip.MustParseAddrPort("[::ffff:1.2.3.4]:9")} {
-		for _, off := range []store.PhysicalOffset{0, 1, 1<<40 + 0xABCDEF} {
-			if got, want := string(appendOffsetMsgID(nil, h, off)), store.OffsetMsgID(h, off); got != want {
-				t.Errorf("host %v off %d: %s, store says %s", h, off, got, want)
-			}
-		}
-	}
 }

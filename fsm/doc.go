@@ -41,11 +41,11 @@
 //
 // PutMessages records are encoded once by the leader with store.AppendMessage. Apply
 // checks each against replicated metadata (topic exists, queue id below
-// writeQueueNums, well-formed v1 record, fits a segment), sets STOREHOST to the
-// command's host (copying the record: the raft log entry's bytes are never modified),
-// and appends the accepted ones in one store.AppendBatch, which assigns queue and
-// physical offsets and patches STORETIMESTAMP from the command. The same entry
-// therefore produces the same bytes at the same offsets on every replica.
+// writeQueueNums, well-formed v1 record as store.ViewRecord reads it, fits a segment),
+// sets STOREHOST to the command's host (copying the record: the raft log entry's bytes
+// are never modified), and appends the accepted ones in one store.AppendBatch, which
+// assigns queue and physical offsets and patches STORETIMESTAMP from the command. The
+// same entry therefore produces the same bytes at the same offsets on every replica.
 //
 // Business failures (topic missing, queue id out of range, illegal message, a
 // conflicting segment-size pin, deleting what does not exist) are result values and

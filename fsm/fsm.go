@@ -1,7 +1,6 @@
 package fsm
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -280,26 +279,28 @@ func (f *FSM) applyPut(index uint64, c *PutMessages) *PutResult {
 	f.meta.mu.RLock()
 	for i, rec := range c.Messages {
 		r := &res.Results[i]
-		v, err := viewRecord(rec)
+		v, err := viewPutRecord(rec)
 		if err != nil {
 			r.Err = fmt.Errorf("%w: message %d: %w", store.ErrMessageIllegal, i, err)
 			continue
 		}
-		r.QueueID = v.queueID
+		queueID := v.QueueID()
+		r.QueueID = queueID
 		if segLimit > 0 && int64(len(rec)) > segLimit {
 			r.Err = fmt.Errorf("%w: message %d has %d bytes, a segment holds %d", store.ErrMessageIllegal, i, len(rec), segLimit)
 			continue
 		}
-		tc, ok := f.meta.topics[string(v.topic)]
+		topic := v.Topic()
+		tc, ok := f.meta.topics[string(topic)]
 		if !ok {
-			r.Err = fmt.Errorf("put topic=%s: %w", v.topic, ErrTopicNotFound)
+			r.Err = fmt.Errorf("put topic=%s: %w", topic, ErrTopicNotFound)
 			continue
 		}
-		if v.queueID >= tc.WriteQueueNums {
-			r.Err = fmt.Errorf("put topic=%s queue=%d writeQueueNums=%d: %w", v.topic, v.queueID, tc.WriteQueueNums, ErrQueueIDInvalid)
+		if queueID >= tc.WriteQueueNums {
+			r.Err = fmt.Errorf("put topic=%s queue=%d writeQueueNums=%d: %w", topic, queueID, tc.WriteQueueNums, ErrQueueIDInvalid)
 			continue
 		}
-		rec, err = f.withStoreHost(rec, v, c.StoreHost)
+		rec, err = f.withStoreHost(v, c.StoreHost)
 		if err != nil {
 			r.Err = fmt.Errorf("%w: message %d: %w", store.ErrMessageIllegal, i, err)
 			continue
@@ -337,10 +338,10 @@ func (f *FSM) applyPut(index uint64, c *PutMessages) *PutResult {
 	for j, ar := range out {
 		host := c.StoreHost
 		if !host.Addr().IsValid() {
-			v, _ := viewRecord(f.recs[j]) // already validated
-			host = storeHostOf(f.recs[j], v)
+			v, _ := store.ViewRecord(f.recs[j]) // already validated
+			host = v.StoreHost()
 		}
-		f.ids = appendOffsetMsgID(f.ids, host, ar.PhysicalOffset)
+		f.ids = store.AppendOffsetMsgID(f.ids, host, ar.PhysicalOffset)
 		f.idEnds = append(f.idEnds[:j], len(f.ids))
 	}
 	ids := string(f.ids)
@@ -366,20 +367,37 @@ func (f *FSM) segmentLimit() int64 {
 	return size - store.MinBlankRecord
 }
 
-// withStoreHost returns rec with STOREHOST set to host. The leader normally encodes its
-// own host already, so the common case returns rec untouched; otherwise the record is
-// copied into the arena (never patched in place: rec aliases the raft log entry, which
-// the leader may still be sending to followers). A zero host leaves rec as encoded.
-func (f *FSM) withStoreHost(rec []byte, v recordView, host netip.AddrPort) ([]byte, error) {
-	if !host.Addr().IsValid() || storeHostOf(rec, v) == canonicalHost(host, v.storeHostV6) {
+// viewPutRecord views one record of a PutMessages command and checks what Apply takes
+// beyond the layout: the v1 layout (the leader encodes with store.AppendMessage) and a
+// queue id that can name a queue.
+func viewPutRecord(rec []byte) (store.RecordView, error) {
+	v, err := store.ViewRecord(rec)
+	if err != nil {
+		return v, err
+	}
+	if magic := v.Magic(); magic != store.MagicV1 {
+		return v, fmt.Errorf("magic %#x is not v1", uint32(magic))
+	}
+	if q := v.QueueID(); q < 0 {
+		return v, fmt.Errorf("queue id %d", q)
+	}
+	return v, nil
+}
+
+// withStoreHost returns the viewed record with STOREHOST set to host. The leader
+// normally encodes its own host already, so the common case returns the record
+// untouched; otherwise it is copied into the arena (never patched in place: it aliases
+// the raft log entry, which the leader may still be sending to followers). A zero host
+// leaves the record as encoded.
+func (f *FSM) withStoreHost(v store.RecordView, host netip.AddrPort) ([]byte, error) {
+	rec := v.Bytes()
+	if !host.Addr().IsValid() || v.StoreHostIs(host) {
 		return rec, nil
 	}
-	if hostIsV6(host) == v.storeHostV6 {
-		start := len(f.arena)
-		f.arena = append(f.arena, rec...)
-		cp := f.arena[start:len(f.arena):len(f.arena)]
-		putStoreHost(cp, v, host)
-		return cp, nil
+	start := len(f.arena)
+	if arena, ok := v.AppendWithStoreHost(f.arena, host); ok {
+		f.arena = arena
+		return f.arena[start:len(f.arena):len(f.arena)], nil
 	}
 	// Width change (IPv4 record, IPv6 host or back): re-encode; rare.
 	m, err := store.DecodeMessage(rec, false)
@@ -387,40 +405,9 @@ func (f *FSM) withStoreHost(rec []byte, v recordView, host netip.AddrPort) ([]by
 		return nil, err
 	}
 	m.StoreHost = host
-	start := len(f.arena)
 	f.arena, err = store.AppendMessage(f.arena, &m)
 	if err != nil {
 		return nil, err
 	}
 	return f.arena[start:len(f.arena):len(f.arena)], nil
-}
-
-// canonicalHost is host as a record of the given width stores it (IPv4 unmapped).
-func canonicalHost(host netip.AddrPort, v6 bool) netip.AddrPort {
-	if v6 {
-		return netip.AddrPortFrom(netip.AddrFrom16(host.Addr().As16()), host.Port())
-	}
-	return netip.AddrPortFrom(host.Addr().Unmap(), host.Port())
-}
-
-// appendOffsetMsgID appends store.OffsetMsgID(host, off) (uppercase hex of the host
-// address, port as int32 and offset as int64) without allocating.
-func appendOffsetMsgID(dst []byte, host netip.AddrPort, off store.PhysicalOffset) []byte {
-	const digits = "0123456789ABCDEF"
-	var raw [28]byte
-	n := 4
-	if hostIsV6(host) {
-		a := host.Addr().As16()
-		copy(raw[:], a[:])
-		n = 16
-	} else if host.Addr().IsValid() {
-		a := host.Addr().Unmap().As4()
-		copy(raw[:], a[:])
-	}
-	binary.BigEndian.PutUint32(raw[n:], uint32(host.Port()))
-	binary.BigEndian.PutUint64(raw[n+4:], uint64(off))
-	for _, b := range raw[:n+12] {
-		dst = append(dst, digits[b>>4], digits[b&0xF])
-	}
-	return dst
 }

@@ -37,7 +37,7 @@ type commitLog struct {
 	segMaxTs map[int64]int64
 
 	// views is scratch space reused by appendBatch (no allocation per batch).
-	views []recordView
+	views []RecordView
 }
 
 func newCommitLog(dir string, segSize int64, preZero bool, log hclog.Logger) *commitLog {
@@ -125,7 +125,7 @@ func (c *commitLog) appendBatch(recs [][]byte, ts int64, tbl *queueOffsetTable, 
 	limit := c.segSize - MinBlankRecord
 	c.views = c.views[:0]
 	for i, rec := range recs {
-		v, err := parseRecord(rec)
+		v, err := ViewRecord(rec)
 		if err != nil {
 			return out, fmt.Errorf("%w: record %d of batch: %w", ErrMessageIllegal, i, err)
 		}
@@ -161,14 +161,15 @@ func (c *commitLog) appendBatch(recs [][]byte, ts int64, tbl *queueOffsetTable, 
 		}
 		phys := f.start + pos
 		v := &c.views[i]
-		topic, qo := tbl.assign(v.topic, v.queueID)
+		queueID := v.QueueID()
+		topic, qo := tbl.assign(v.Topic(), queueID)
 		dst := f.data[pos : pos+n]
 		copy(dst, rec)
 		PatchOffsets(dst, qo, PhysicalOffset(phys))
 		PatchStoreTimestamp(dst, ts)
 		pos += n
 		out = append(out, AppendResult{
-			Topic: topic, QueueID: v.queueID, QueueOffset: qo,
+			Topic: topic, QueueID: queueID, QueueOffset: qo,
 			PhysicalOffset: PhysicalOffset(phys), Size: int32(n), StoreTimestamp: ts,
 		})
 		if ts > c.segMaxTs[f.start] {

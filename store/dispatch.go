@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -234,16 +233,17 @@ func (d *dispatcher) dispatchOne(off, idxEnd PhysicalOffset, verify bool) (Physi
 	if magic == MagicBlank {
 		return next, nil
 	}
-	f, err := parseDispatchFields(rec)
+	v, err := viewDispatched(rec)
 	if err != nil {
 		return off, fmt.Errorf("dispatch offset=%d: %w", off, err)
 	}
-	if f.phys != off {
-		return off, fmt.Errorf("%w: record at offset %d says physical offset %d", ErrCorrupt, off, f.phys)
+	if phys := v.physicalOffset(); phys != off {
+		return off, fmt.Errorf("%w: record at offset %d says physical offset %d", ErrCorrupt, off, phys)
 	}
-	topic := unsafe.String(unsafe.SliceData(f.topic), len(f.topic))
-	props := unsafe.String(unsafe.SliceData(f.props), len(f.props))
-	tx := f.sysFlag & SysFlagTxMask
+	topicB, propsB := v.Topic(), v.propsBytes()
+	topic := unsafe.String(unsafe.SliceData(topicB), len(topicB))
+	props := unsafe.String(unsafe.SliceData(propsB), len(propsB))
+	tx := v.sysFlag() & SysFlagTxMask
 	// Java gives prepared and rolled-back transaction records no queue offset and no
 	// ConsumeQueue entry. Our append side assigns a queue offset to every record, so
 	// every record gets its entry (skipping one would leave a gap); the broker stores
@@ -253,11 +253,11 @@ func (d *dispatcher) dispatchOne(off, idxEnd PhysicalOffset, verify bool) (Physi
 	// TODO(delay): for SCHEDULE_TOPIC_XXXX Java stores the delivery time (from the
 	// DELAY level) as the tags code; the delay feature must set it here.
 	e := cqEntry{phys: off, size: int32(len(rec)), tagsCode: TagsCode(tag)}
-	q, err := d.queue(topic, f.queueID)
+	q, err := d.queue(topic, v.QueueID())
 	if err != nil {
 		return off, err
 	}
-	if err := d.putCQ(q, f.queueOffset, e, verify); err != nil {
+	if err := d.putCQ(q, v.queueOffset(), e, verify); err != nil {
 		return off, err
 	}
 	if q.notifiedRound != d.round {
@@ -266,7 +266,7 @@ func (d *dispatcher) dispatchOne(off, idxEnd PhysicalOffset, verify bool) (Physi
 	}
 	// Java indexes no rolled-back record.
 	if tx != SysFlagTxRollback && off > idxEnd {
-		if err := d.index(topic, props, off, f.storeTimestamp); err != nil {
+		if err := d.index(topic, props, off, v.storeTimestamp()); err != nil {
 			return off, fmt.Errorf("index offset=%d: %w", off, err)
 		}
 	}
@@ -334,77 +334,19 @@ func (d *dispatcher) index(topic, props string, off PhysicalOffset, storeTS int6
 	return nil
 }
 
-// dispatchFields are the parts of a stored message dispatch needs; topic and props
-// alias the record.
-type dispatchFields struct {
-	queueID        int32
-	queueOffset    QueueOffset
-	phys           PhysicalOffset
-	sysFlag        int32
-	storeTimestamp int64
-	topic, props   []byte
-}
-
-// parseDispatchFields reads the dispatch fields of a v1 or v2 record without
-// allocating, checking every length against the record.
-func parseDispatchFields(r []byte) (dispatchFields, error) {
-	var f dispatchFields
-	size, magic, err := RecordSize(r)
+// viewDispatched is the parse the reput (and the read path's property loader) takes of
+// a record: its structure (parseRecord) and a queue id that can name a ConsumeQueue,
+// as the reput has always checked. It leaves out ViewRecord's topic rule, which every
+// record here already passed on append or in the recovery scan.
+func viewDispatched(r []byte) (RecordView, error) {
+	v, err := parseRecord(r)
 	if err != nil {
-		return f, err
+		return v, err
 	}
-	if magic != MagicV1 && magic != MagicV2 {
-		return f, corruptf("magic %#x is not a message", uint32(magic))
+	if q := v.QueueID(); q < 0 {
+		return RecordView{}, corruptf("queue id %d", q)
 	}
-	if int(size) != len(r) || size < fixedV1Size {
-		return f, corruptf("total size %d, record of %d bytes", size, len(r))
-	}
-	be := binary.BigEndian
-	f.queueID = int32(be.Uint32(r[posQueueID:]))
-	f.queueOffset = QueueOffset(be.Uint64(r[posQueueOffset:]))
-	f.phys = PhysicalOffset(be.Uint64(r[posPhysicalOffset:]))
-	f.sysFlag = int32(be.Uint32(r[posSysFlag:]))
-	p := posBornHost + hostLen(f.sysFlag&SysFlagBornHostV6 != 0)
-	f.storeTimestamp = int64(be.Uint64(r[p:]))
-	p += 8 + hostLen(f.sysFlag&SysFlagStoreHostV6 != 0) + 4 + 8
-	if p+4 > len(r) {
-		return f, corruptf("header beyond record end")
-	}
-	bodyLen := int(int32(be.Uint32(r[p:])))
-	p += 4
-	if bodyLen < 0 || bodyLen > len(r)-p {
-		return f, corruptf("body length %d exceeds record", bodyLen)
-	}
-	p += bodyLen
-	topicLen := 0
-	if magic == MagicV1 {
-		if p+1 > len(r) {
-			return f, corruptf("topic length beyond record end")
-		}
-		topicLen = int(r[p])
-		p++
-	} else {
-		if p+2 > len(r) {
-			return f, corruptf("topic length beyond record end")
-		}
-		topicLen = int(be.Uint16(r[p:]))
-		p += 2
-	}
-	if topicLen > len(r)-p || p+topicLen+2 > len(r) {
-		return f, corruptf("topic length %d exceeds record", topicLen)
-	}
-	f.topic = r[p : p+topicLen]
-	p += topicLen
-	propLen := int(be.Uint16(r[p:]))
-	p += 2
-	if p+propLen != len(r) {
-		return f, corruptf("properties length %d does not end the record", propLen)
-	}
-	f.props = r[p:]
-	if f.queueID < 0 {
-		return f, corruptf("queue id %d", f.queueID)
-	}
-	return f, nil
+	return v, nil
 }
 
 // storeTimestampAt reads the store time of the message at off.
@@ -414,11 +356,11 @@ func (d *dispatcher) storeTimestampAt(off PhysicalOffset) (int64, bool) {
 		return 0, false
 	}
 	defer release()
-	f, err := parseDispatchFields(rec)
+	v, err := viewDispatched(rec)
 	if err != nil {
 		return 0, false
 	}
-	return f.storeTimestamp, true
+	return v.storeTimestamp(), true
 }
 
 // recover makes the ConsumeQueues and IndexFiles match a CommitLog that ends at

@@ -69,11 +69,11 @@ func (l *fakeLog) appendRecord(t testing.TB, rec []byte, ts int64) (PhysicalOffs
 		l.buf = append(l.buf, blank...)
 		off = segEnd
 	}
-	f, err := parseDispatchFields(rec)
+	v, err := viewDispatched(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := TopicQueue{string(f.topic), f.queueID}
+	key := TopicQueue{string(v.Topic()), v.QueueID()}
 	qo := l.next[key]
 	l.next[key] = qo + 1
 	start := len(l.buf)
@@ -118,8 +118,8 @@ func (l *fakeLog) truncate(t testing.TB, off PhysicalOffset) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f, err := parseDispatchFields(rec); err == nil {
-			l.next[TopicQueue{string(f.topic), f.queueID}] = f.queueOffset + 1
+		if v, err := viewDispatched(rec); err == nil {
+			l.next[TopicQueue{string(v.Topic()), v.QueueID()}] = v.queueOffset() + 1
 		}
 		p = next
 	}

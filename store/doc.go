@@ -41,12 +41,21 @@
 //	40      8        BORNTIMESTAMP
 //	48      8|20     BORNHOST (IPv4 + port | IPv6 + port when SYSFLAG&0x10)
 //	+0      8        STORETIMESTAMP     patched at append (the leader's timestamp)
-//	+8      8|20     STOREHOST (IPv6 when SYSFLAG&0x20)
+//	+8      8|20     STOREHOST (IPv6 when SYSFLAG&0x20)  set in FSM Apply (the command's host)
 //	+       4        RECONSUMETIMES
 //	+       8        PREPARED TRANSACTION OFFSET
 //	+       4+n      BODYLEN, BODY
-//	+       1+t      TOPICLEN, TOPIC
+//	+       1+t      TOPICLEN, TOPIC (TOPICLEN is 2 bytes in v2; t >= 1)
 //	+       2+p      PROPLEN, PROPERTIES (name 0x01 value 0x02 ...)
+//
+// The layout is parsed in one place, record.go. ViewRecord checks one record's
+// structure (TOTALSIZE equal to the bytes given and >= 91, a message MAGIC, every
+// length inside the record, the fields adding up to TOTALSIZE, a topic) and returns a
+// RecordView, an allocation-free view that the append, the recovery scan, the reput,
+// DecodeMessage and the FSM read fields through; no other package declares a position.
+// Writers: AppendMessage encodes, PatchOffsets and PatchStoreTimestamp patch in the
+// CommitLog's copy at append, RecordView.AppendWithStoreHost copies a record with
+// another STOREHOST, and AppendOffsetMsgID formats the offset message id.
 //
 // Blank (end-of-segment) record: when the next message does not fit in what is left
 // of the segment with MinBlankRecord (8) bytes to spare, the rest of the segment

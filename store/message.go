@@ -175,8 +175,7 @@ func grow(b []byte, n int) []byte {
 func putHost(b []byte, host netip.AddrPort, v6 bool) int {
 	addr := host.Addr()
 	if v6 {
-		a := addr.As16()
-		copy(b, a[:])
+		*(*[16]byte)(b) = addr.As16() // fixed-size stores, no memmove call
 		binary.BigEndian.PutUint32(b[16:], uint32(host.Port()))
 		return hostV6Len
 	}
@@ -184,7 +183,7 @@ func putHost(b []byte, host netip.AddrPort, v6 bool) int {
 	if addr.IsValid() {
 		a = addr.Unmap().As4()
 	}
-	copy(b, a[:])
+	*(*[4]byte)(b) = a
 	binary.BigEndian.PutUint32(b[4:], uint32(host.Port()))
 	return hostV4Len
 }
@@ -209,8 +208,9 @@ func RecordSize(b []byte) (size int32, magic int32, err error) {
 }
 
 // DecodeMessage decodes one stored message (v1 or v2) that starts at b[0]. It checks
-// that every length stays inside TOTALSIZE and that the fields add up to it exactly,
-// and, when checkCRC is set, that BODYCRC matches. Body aliases b.
+// the structure as parseRecord does (every length inside TOTALSIZE, the fields adding
+// up to it exactly; an empty topic is accepted) and, when checkCRC is set, that BODYCRC
+// matches. Body aliases b.
 func DecodeMessage(b []byte, checkCRC bool) (Message, error) {
 	var m Message
 	size, magic, err := RecordSize(b)
@@ -226,7 +226,11 @@ func DecodeMessage(b []byte, checkCRC bool) (Message, error) {
 		}
 		return m, corruptf("total size %d below minimum %d", size, fixedV1Size)
 	}
-	r := b[:size]
+	v, err := parseRecord(b[:size])
+	if err != nil {
+		return m, err
+	}
+	r := v.rec
 	be := binary.BigEndian
 	m.StoreSize = size
 	m.BodyCRC = int32(be.Uint32(r[posBodyCRC:]))
@@ -237,12 +241,8 @@ func DecodeMessage(b []byte, checkCRC bool) (Message, error) {
 	m.SysFlag = int32(be.Uint32(r[posSysFlag:]))
 	m.BornTimestamp = int64(be.Uint64(r[posBornTimestamp:]))
 	bornV6, storeV6 := m.SysFlag&SysFlagBornHostV6 != 0, m.SysFlag&SysFlagStoreHostV6 != 0
+	// parseRecord checked that these fixed-width fields lie inside the record.
 	p := posBornHost
-	// Everything up to BODYLEN is fixed once the host widths are known.
-	need := p + hostLen(bornV6) + 8 + hostLen(storeV6) + 4 + 8 + 4
-	if need > len(r) {
-		return m, corruptf("header of %d bytes exceeds total size %d", need, size)
-	}
 	m.BornHost = readHost(r[p:], bornV6)
 	p += hostLen(bornV6)
 	m.StoreTimestamp = int64(be.Uint64(r[p:]))
@@ -255,43 +255,9 @@ func DecodeMessage(b []byte, checkCRC bool) (Message, error) {
 	p += 8
 	bodyLen := int(int32(be.Uint32(r[p:])))
 	p += 4
-	if bodyLen < 0 || bodyLen > len(r)-p {
-		return m, corruptf("body length %d exceeds record of %d bytes", bodyLen, size)
-	}
 	m.Body = r[p : p+bodyLen : p+bodyLen]
-	p += bodyLen
-	var topicLen int
-	if magic == MagicV1 {
-		if p+1 > len(r) {
-			return m, corruptf("topic length beyond record end")
-		}
-		topicLen = int(r[p])
-		p++
-	} else {
-		if p+2 > len(r) {
-			return m, corruptf("topic length beyond record end")
-		}
-		topicLen = int(be.Uint16(r[p:]))
-		p += 2
-	}
-	if topicLen > len(r)-p {
-		return m, corruptf("topic length %d exceeds record", topicLen)
-	}
-	m.Topic = string(r[p : p+topicLen])
-	p += topicLen
-	if p+2 > len(r) {
-		return m, corruptf("properties length beyond record end")
-	}
-	propLen := int(be.Uint16(r[p:]))
-	p += 2
-	if propLen > len(r)-p {
-		return m, corruptf("properties length %d exceeds record", propLen)
-	}
-	m.Properties = string(r[p : p+propLen])
-	p += propLen
-	if p != len(r) {
-		return m, corruptf("fields end at %d, total size says %d", p, size)
-	}
+	m.Topic = string(v.Topic())
+	m.Properties = string(v.propsBytes())
 	if checkCRC && BodyCRC(m.Body) != m.BodyCRC {
 		return m, corruptf("body CRC %d, stored %d", BodyCRC(m.Body), m.BodyCRC)
 	}
@@ -307,8 +273,7 @@ func PatchOffsets(rec []byte, qo QueueOffset, po PhysicalOffset) {
 
 // storeTimestampPos is where STORETIMESTAMP sits, which depends on the born host width.
 func storeTimestampPos(rec []byte) int {
-	sysFlag := int32(binary.BigEndian.Uint32(rec[posSysFlag:]))
-	return posBornHost + hostLen(sysFlag&SysFlagBornHostV6 != 0)
+	return storeTimestampAt(int32(binary.BigEndian.Uint32(rec[posSysFlag:])))
 }
 
 // PatchStoreTimestamp writes STORETIMESTAMP into an encoded record.

@@ -5,18 +5,32 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/netip"
-	"strings"
 )
+
+// offsetMsgIDMaxLen is the length of an offset message id for an IPv6 store host.
+const offsetMsgIDMaxLen = 2 * (hostV6Len + 8)
 
 // OffsetMsgID is RocketMQ's offset message id: uppercase hex of the store host address
 // (4 or 16 bytes), its port as int32 and the physical offset as int64 (32 hex characters
 // for IPv4, 56 for IPv6). Clients parse it back to find the message (END_TRANSACTION,
 // VIEW_MESSAGE_BY_ID).
 func OffsetMsgID(storeHost netip.AddrPort, off PhysicalOffset) string {
-	var b [28]byte
-	n := putHost(b[:], storeHost, isV6(storeHost))
-	binary.BigEndian.PutUint64(b[n:], uint64(off))
-	return strings.ToUpper(hex.EncodeToString(b[:n+8]))
+	var b [offsetMsgIDMaxLen]byte
+	return string(AppendOffsetMsgID(b[:0], storeHost, off))
+}
+
+// AppendOffsetMsgID appends OffsetMsgID(storeHost, off) to dst and returns the extended
+// slice; it allocates only when dst has to grow. The FSM formats every id of an entry
+// into one buffer with it.
+func AppendOffsetMsgID(dst []byte, storeHost netip.AddrPort, off PhysicalOffset) []byte {
+	const digits = "0123456789ABCDEF"
+	var raw [hostV6Len + 8]byte
+	n := putHost(raw[:], storeHost, isV6(storeHost))
+	binary.BigEndian.PutUint64(raw[n:], uint64(off))
+	for _, b := range raw[:n+8] {
+		dst = append(dst, digits[b>>4], digits[b&0xF])
+	}
+	return dst
 }
 
 // ParseOffsetMsgID reverses OffsetMsgID.

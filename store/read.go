@@ -115,11 +115,11 @@ func (p *propsLoader) props() string {
 	if err != nil {
 		return ""
 	}
-	f, err := parseDispatchFields(b)
+	v, err := viewDispatched(b)
 	if err != nil {
 		return ""
 	}
-	return string(f.props)
+	return string(v.propsBytes())
 }
 
 // GetMessages reads up to maxMsgs messages (and about maxBytes: the first message is

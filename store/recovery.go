@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/binary"
 	"fmt"
 )
 
@@ -14,7 +13,7 @@ const recoveryTailSegments = 3
 // end. It is a pure function of its input (FuzzRecoveryScan drives it).
 //
 // A record is valid when its TOTALSIZE fits in b, it is a message whose structure adds
-// up (parseRecord), whose BODYCRC matches, whose PHYSICALOFFSET is its own offset
+// up (ViewRecord), whose BODYCRC matches, whose PHYSICALOFFSET is its own offset
 // (stale bytes of an earlier, cut record fail this) and which leaves either nothing or
 // room for a blank record after it; or it is a blank record that runs exactly to the
 // end of b, which ends the segment (validEnd = base+len(b)).
@@ -51,14 +50,14 @@ func scanRecords(b []byte, base PhysicalOffset) (validEnd PhysicalOffset, err er
 			return off, fmt.Errorf("%w: record at %d of %d bytes, %d left in segment", ErrShortBuffer, off, size, len(rest))
 		}
 		rec := rest[:size]
-		v, err := parseRecord(rec)
+		v, err := ViewRecord(rec)
 		if err != nil {
 			return off, fmt.Errorf("record at %d: %w", off, err)
 		}
-		if crc := BodyCRC(v.body); crc != int32(binary.BigEndian.Uint32(rec[posBodyCRC:])) {
-			return off, corruptf("record at %d: body CRC %d, stored %d", off, crc, int32(binary.BigEndian.Uint32(rec[posBodyCRC:])))
+		if crc := BodyCRC(v.bodyBytes()); crc != v.bodyCRC() {
+			return off, corruptf("record at %d: body CRC %d, stored %d", off, crc, v.bodyCRC())
 		}
-		if p := PhysicalOffsetOf(rec); p != off {
+		if p := v.physicalOffset(); p != off {
 			return off, corruptf("record at %d: PHYSICALOFFSET says %d", off, p)
 		}
 		if left := len(rest) - int(size); left > 0 && left < MinBlankRecord {
