@@ -54,15 +54,15 @@ var (
 	ErrSnapshotFormat  = errors.New("fsm: bad snapshot")
 )
 
-// MessageResult is the outcome of one message of a PutMessages command. Err is a
-// business failure (topic missing, message illegal); the other fields are set when Err
-// is nil.
+// MessageResult is the outcome of one message of a PutMessages command: where
+// the store put it (store.AppendResult, set when Err is nil), its offsetMsgId,
+// or Err, a business failure (topic missing, message illegal) that only this
+// message met. It is the put result every floor above uses (broker/node,
+// broker/replica, the handlers), so a result is never retyped on its way up.
 type MessageResult struct {
-	QueueID        int32
-	QueueOffset    store.QueueOffset
-	PhysicalOffset store.PhysicalOffset
-	OffsetMsgID    string
-	Err            error
+	store.AppendResult
+	OffsetMsgID string
+	Err         error
 }
 
 // PutResult is what Apply returns for a PutMessages command (ApplyFuture.Response):
@@ -348,7 +348,7 @@ func (f *FSM) applyPut(index uint64, c *PutMessages) *PutResult {
 	start := 0
 	for j, ar := range out {
 		r := &res.Results[f.slots[j]]
-		r.QueueID, r.QueueOffset, r.PhysicalOffset = ar.QueueID, ar.QueueOffset, ar.PhysicalOffset
+		r.AppendResult = ar
 		r.OffsetMsgID = ids[start:f.idEnds[j]]
 		start = f.idEnds[j]
 	}

@@ -91,7 +91,7 @@ func (f *Replica) PutMessages(_ context.Context, recs [][]byte) ([]fsm.MessageRe
 	out := make([]fsm.MessageResult, len(res))
 	for i, r := range res {
 		host, _ := store.DecodeMessage(recs[i], false)
-		out[i] = fsm.MessageResult{QueueID: r.QueueID, QueueOffset: r.QueueOffset, PhysicalOffset: r.PhysicalOffset,
+		out[i] = fsm.MessageResult{AppendResult: r,
 			OffsetMsgID: store.OffsetMsgID(host.StoreHost, r.PhysicalOffset)}
 	}
 	return out, nil

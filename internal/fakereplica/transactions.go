@@ -94,7 +94,7 @@ func (f *Replica) ApplyTransactionOps(_ context.Context, ops []replica.Transacti
 			if err != nil {
 				return nil, err
 			}
-			out[i].Put = fsm.MessageResult{QueueID: res[0].QueueID, QueueOffset: res[0].QueueOffset, PhysicalOffset: res[0].PhysicalOffset}
+			out[i].Put = fsm.MessageResult{AppendResult: res[0]}
 		}
 		f.tx.decided[op.HalfOffset] = true
 		delete(f.tx.checks, op.HalfOffset)
