@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -66,6 +67,12 @@ func TestReadRangeResetFromRoundTrip(t *testing.T) {
 	fed := time.UnixMilli(1700000000000) // feed's store timestamps
 	mustAppend(t, a, testBatch(t, "T", 1, 65, 1000, 0), fed.Add(-100*time.Hour).UnixMilli())
 	feed(t, a, 20)
+	// Retention keeps segments the reput has not dispatched yet; let it finish.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.WaitDispatched(ctx, a.MaxPhysicalOffset()); err != nil {
+		t.Fatal(err)
+	}
 	// Disk pressure at any hour: only the first segment has expired.
 	if n, err := a.CleanExpired(fed.Add(time.Hour), 0.99); err != nil || n != 1 {
 		t.Fatalf("retention on A: %d %v", n, err)
@@ -101,6 +108,13 @@ func TestReadRangeResetFromRoundTrip(t *testing.T) {
 	}
 	if got := b.MaxQueueOffset("other", 0); got != 0 {
 		t.Fatalf("old queue survived the reset: max %d", got)
+	}
+	// Dispatch runs in the background: compare the queues only once both stores
+	// have indexed everything they hold.
+	for _, st := range []*Store{a, b} {
+		if err := st.WaitDispatched(ctx, st.MaxPhysicalOffset()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for q := int32(0); q < 4; q++ {
 		for _, topic := range []string{"topic-0", "topic-1", "topic-2"} {

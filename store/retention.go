@@ -16,7 +16,10 @@ type segmentInfo struct {
 	lastModified time.Time
 	// active marks the segment being written (the last one); never deleted.
 	active bool
-	// referenced is the retention guard's answer (a snapshot stream still needs it).
+	// referenced keeps the segment: the retention guard's answer (a snapshot
+	// stream still needs it), or the reput has not dispatched all of it yet
+	// (deleting it would leave its messages out of the ConsumeQueues and stop the
+	// reput on a missing segment).
 	referenced bool
 }
 
@@ -82,13 +85,15 @@ func (s *Store) CleanExpired(now time.Time, diskUsedRatio float64) (deletedSegme
 	if g := s.guard.Load(); g != nil {
 		guard = *g
 	}
+	dispatched := s.dispatcher.dispatched()
 	segs := make([]segmentInfo, len(files))
 	for i, f := range files {
+		end := PhysicalOffset(f.start) + PhysicalOffset(cl.segSize)
 		segs[i] = segmentInfo{
 			start:        PhysicalOffset(f.start),
 			lastModified: time.UnixMilli(cl.segmentMaxTimestamp(f)),
 			active:       i == len(files)-1,
-			referenced:   guard != nil && guard(PhysicalOffset(f.start)),
+			referenced:   (guard != nil && guard(PhysicalOffset(f.start))) || dispatched < end,
 		}
 	}
 	del := decideRetention(now, segs, retentionPolicy{
