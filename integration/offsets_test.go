@@ -1,11 +1,15 @@
 package integration
 
 import (
+	"context"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/apache/rocketmq-client-go/v2/consumer"
+
+	"github.com/rocketraft/rocketraft/transport"
 )
 
 // TestConsumeFromWhere checks where a consumer group starts, as RocketMQ does it.
@@ -63,6 +67,15 @@ func TestGroupResumesFromCommittedOffset(t *testing.T) {
 	if err := pc.Shutdown(); err != nil {
 		t.Fatalf("shutdown first consumer: %v", err)
 	}
+	// Shutdown persists the offsets with oneway requests and returns before the
+	// broker has them; under load a consumer started at once can query first.
+	// Resuming is about what the broker holds, so wait until it holds them.
+	msgs1, _ := col1.snapshot()
+	maxFirst := map[int]int64{}
+	for _, m := range msgs1 {
+		maxFirst[m.Queue.QueueId] = max(maxFirst[m.Queue.QueueId], m.QueueOffset)
+	}
+	waitCommitted(t, c, group, topic, maxFirst)
 
 	second := bodies("second", 10)
 	sendBodies(t, p, topic, second)
@@ -73,12 +86,7 @@ func TestGroupResumesFromCommittedOffset(t *testing.T) {
 	col2.expectExactly(t, "second run", second, deliverTimeout, settle)
 
 	// Within each queue the resumed run starts exactly where the first run ended.
-	msgs1, _ := col1.snapshot()
 	msgs2, _ := col2.snapshot()
-	maxFirst := map[int]int64{}
-	for _, m := range msgs1 {
-		maxFirst[m.Queue.QueueId] = max(maxFirst[m.Queue.QueueId], m.QueueOffset)
-	}
 	perQueue := map[int][]int64{}
 	for _, m := range msgs2 {
 		perQueue[m.Queue.QueueId] = append(perQueue[m.Queue.QueueId], m.QueueOffset)
@@ -87,6 +95,37 @@ func TestGroupResumesFromCommittedOffset(t *testing.T) {
 		slices.Sort(offs)
 		if last, ok := maxFirst[q]; ok && offs[0] != last+1 {
 			t.Errorf("queue %d: resumed at offset %d, first run ended at %d", q, offs[0], last)
+		}
+	}
+}
+
+// waitCommitted waits until the group's leader answers QUERY_CONSUMER_OFFSET
+// with last+1 for every queue of last.
+func waitCommitted(t *testing.T, c *cluster, group, topic string, last map[int]int64) {
+	t.Helper()
+	tc := transport.NewClient(transport.ClientConfig{DialTimeout: time.Second})
+	defer tc.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for q, off := range last {
+		want := strconv.FormatInt(off+1, 10)
+		for {
+			var got string
+			if addrs, err := c.brokerAddrs(); err == nil && addrs[0] != "" {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				resp, err := tc.Invoke(ctx, addrs[0], transport.NewRequest(transport.QueryConsumerOffset,
+					map[string]string{"consumerGroup": group, "topic": topic, "queueId": strconv.Itoa(q)}, nil))
+				cancel()
+				if err == nil && resp.ResponseCode() == transport.Success {
+					got = resp.ExtFields["offset"]
+				}
+			}
+			if got == want {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("queue %d: broker holds offset %q for %s, want %s after the first run", q, got, group, want)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	}
 }
