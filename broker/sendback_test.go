@@ -3,6 +3,7 @@ package broker
 import (
 	"github.com/rocketraft/rocketraft/broker/replica"
 	"github.com/rocketraft/rocketraft/broker/schedule"
+	"github.com/rocketraft/rocketraft/internal/fakereplica"
 
 	"strconv"
 	"testing"
@@ -12,28 +13,6 @@ import (
 	"github.com/rocketraft/rocketraft/transport"
 )
 
-// readQueue decodes every message of (topic, queue) in tb's store.
-func readQueue(t *testing.T, st *store.Store, topic string, q int32) []store.Message {
-	t.Helper()
-	waitStoreDispatched(t, st)
-	res, err := st.GetMessages(topic, q, 0, 1000, 16<<20, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Release()
-	var out []store.Message
-	for _, b := range res.Messages {
-		m, err := store.DecodeMessage(b, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m.Body = append([]byte(nil), m.Body...)
-		m.Properties = string([]byte(m.Properties))
-		out = append(out, m)
-	}
-	return out
-}
-
 func TestDelayedSendIsStoredInScheduleTopic(t *testing.T) {
 	tb := startTestBroker(t, replica.RoleLeader, nil)
 	// Level 30 is clamped to the ladder's last level (18); TIMER_* loses to DELAY.
@@ -41,7 +20,7 @@ func TestDelayedSendIsStoredInScheduleTopic(t *testing.T) {
 	if r.ResponseCode() != transport.Success || r.ExtFields["queueId"] != "3" || r.ExtFields["queueOffset"] != "0" {
 		t.Fatalf("delayed send: code %d %s ext %v", r.Code, r.Remark, r.ExtFields)
 	}
-	msgs := readQueue(t, tb.st, schedule.Topic, 17)
+	msgs := fakereplica.ReadQueue(t, tb.st, schedule.Topic, 17)
 	if len(msgs) != 1 {
 		t.Fatalf("schedule queue 17 holds %d messages", len(msgs))
 	}
@@ -50,7 +29,7 @@ func TestDelayedSendIsStoredInScheduleTopic(t *testing.T) {
 		p[store.PropertyUniqKey] != "U1" || p[store.PropertyTimerDeliverMS] != "" || string(msgs[0].Body) != "late" {
 		t.Errorf("stored %v body %q", p, msgs[0].Body)
 	}
-	if got := readQueue(t, tb.st, "T1", 3); len(got) != 0 {
+	if got := fakereplica.ReadQueue(t, tb.st, "T1", 3); len(got) != 0 {
 		t.Errorf("the real queue already holds %d messages", len(got))
 	}
 	if topic, ok := tb.replica.Topic(schedule.Topic); !ok || topic.WriteQueueNums != 18 {
@@ -62,7 +41,7 @@ func TestDelayedSendIsStoredInScheduleTopic(t *testing.T) {
 	if r := tb.call(t, transport.SendMessage, sendExt("T1", 0, props(store.PropertyTimerDeliverMS, future)), []byte("x")); r.ResponseCode() != transport.Success {
 		t.Errorf("future TIMER_DELIVER_MS: code %d %s", r.Code, r.Remark)
 	}
-	parked := readQueue(t, tb.st, schedule.Topic, 16)
+	parked := fakereplica.ReadQueue(t, tb.st, schedule.Topic, 16)
 	if len(parked) != 1 {
 		t.Fatalf("1h level holds %d messages", len(parked))
 	}
@@ -84,7 +63,7 @@ func TestDelayedSendIsDeliveredByTheLeadersService(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if msgs := readQueue(t, tb.st, "T1", 1); len(msgs) == 1 {
+		if msgs := fakereplica.ReadQueue(t, tb.st, "T1", 1); len(msgs) == 1 {
 			if since := time.Since(start); since < 900*time.Millisecond {
 				t.Errorf("delivered after %v, level 1 is 1 s", since)
 			}
@@ -127,7 +106,7 @@ func TestSendBackDelaysIntoRetryThenDLQ(t *testing.T) {
 	if r := tb.call(t, transport.ConsumerSendMsgBack, sendBackExt("G", off, 0, 2), nil); r.ResponseCode() != transport.Success {
 		t.Fatalf("send back: %d %s", r.Code, r.Remark)
 	}
-	msgs := readQueue(t, tb.st, schedule.Topic, 2)
+	msgs := fakereplica.ReadQueue(t, tb.st, schedule.Topic, 2)
 	if len(msgs) != 1 {
 		t.Fatalf("schedule queue 2 holds %d messages", len(msgs))
 	}
@@ -148,15 +127,15 @@ func TestSendBackDelaysIntoRetryThenDLQ(t *testing.T) {
 	if r := tb.call(t, transport.ConsumerSendMsgBack, sendBackExt("G", retryOff, 1, 2), nil); r.ResponseCode() != transport.Success {
 		t.Fatalf("second send back: %d %s", r.Code, r.Remark)
 	}
-	if got := readQueue(t, tb.st, schedule.Topic, 0); len(got) != 1 || got[0].ReconsumeTimes != 2 {
+	if got := fakereplica.ReadQueue(t, tb.st, schedule.Topic, 0); len(got) != 1 || got[0].ReconsumeTimes != 2 {
 		t.Fatalf("level 1 queue: %d messages", len(got))
 	}
 	// reconsumeTimes 2 ≥ max 2 → DLQ, undelayed, RETRY_TOPIC kept.
-	lvl1 := readQueue(t, tb.st, schedule.Topic, 0)[0]
+	lvl1 := fakereplica.ReadQueue(t, tb.st, schedule.Topic, 0)[0]
 	if r := tb.call(t, transport.ConsumerSendMsgBack, sendBackExt("G", lvl1.PhysicalOffset, 0, 2), nil); r.ResponseCode() != transport.Success {
 		t.Fatalf("third send back: %d %s", r.Code, r.Remark)
 	}
-	dlq := readQueue(t, tb.st, "%DLQ%G", 0)
+	dlq := fakereplica.ReadQueue(t, tb.st, "%DLQ%G", 0)
 	if len(dlq) != 1 {
 		t.Fatalf("DLQ holds %d messages", len(dlq))
 	}
@@ -169,7 +148,7 @@ func TestSendBackDelaysIntoRetryThenDLQ(t *testing.T) {
 	if r := tb.call(t, transport.ConsumerSendMsgBack, sendBackExt("G", off2, -1, 16), nil); r.ResponseCode() != transport.Success {
 		t.Fatalf("send back -1: %d %s", r.Code, r.Remark)
 	}
-	if got := readQueue(t, tb.st, "%DLQ%G", 0); len(got) != 2 || string(got[1].Body) != "orderly" {
+	if got := fakereplica.ReadQueue(t, tb.st, "%DLQ%G", 0); len(got) != 2 || string(got[1].Body) != "orderly" {
 		t.Errorf("DLQ after -1: %d messages", len(got))
 	}
 	// An offset that holds no message is a SYSTEM_ERROR (the client falls back).
@@ -185,13 +164,13 @@ func TestRetryFallbackSend(t *testing.T) {
 	ext := sendExt("%RETRY%G", 0, props(store.PropertyDelayLevel, "4", store.PropertyUniqKey, "R1"))
 	ext["reconsumeTimes"], ext["maxReconsumeTimes"] = "2", "2"
 	sendOne(t, tb, ext, "again")
-	if got := readQueue(t, tb.st, schedule.Topic, 3); len(got) != 1 || store.ParseProperties(got[0].Properties)[store.PropertyRealTopic] != "%RETRY%G" {
+	if got := fakereplica.ReadQueue(t, tb.st, schedule.Topic, 3); len(got) != 1 || store.ParseProperties(got[0].Properties)[store.PropertyRealTopic] != "%RETRY%G" {
 		t.Fatalf("level 4 queue: %d messages", len(got))
 	}
 	ext = sendExt("%RETRY%G", 0, props(store.PropertyDelayLevel, "5", store.PropertyUniqKey, "R2"))
 	ext["reconsumeTimes"], ext["maxReconsumeTimes"] = "3", "2"
 	sendOne(t, tb, ext, "dead")
-	dlq := readQueue(t, tb.st, "%DLQ%G", 0)
+	dlq := fakereplica.ReadQueue(t, tb.st, "%DLQ%G", 0)
 	if len(dlq) != 1 || string(dlq[0].Body) != "dead" || store.ParseProperties(dlq[0].Properties)[store.PropertyDelayLevel] != "" {
 		t.Fatalf("DLQ: %d messages", len(dlq))
 	}
@@ -205,7 +184,7 @@ func TestSendBackOnFollowerIsForwarded(t *testing.T) {
 	if r.ResponseCode() != transport.Success || follower.replica.PutCount() != 0 {
 		t.Fatalf("forwarded send back: %d %s (follower stored %d entries)", r.Code, r.Remark, follower.replica.PutCount())
 	}
-	if got := readQueue(t, leader.st, schedule.Topic, 1); len(got) != 1 || got[0].ReconsumeTimes != 1 {
+	if got := fakereplica.ReadQueue(t, leader.st, schedule.Topic, 1); len(got) != 1 || got[0].ReconsumeTimes != 1 {
 		t.Fatalf("leader's level 2 queue holds %d messages", len(got))
 	}
 }

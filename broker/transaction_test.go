@@ -3,6 +3,7 @@ package broker
 import (
 	"github.com/rocketraft/rocketraft/broker/replica"
 	"github.com/rocketraft/rocketraft/broker/transaction"
+	"github.com/rocketraft/rocketraft/internal/fakereplica"
 
 	"context"
 	"strconv"
@@ -56,7 +57,7 @@ func TestPreparedSendCommitAndRollback(t *testing.T) {
 	if q0 != 0 || q1 != 1 {
 		t.Fatalf("half offsets %d %d, want 0 1", q0, q1)
 	}
-	half := readQueue(t, tb.st, transaction.HalfTopic, 0)
+	half := fakereplica.ReadQueue(t, tb.st, transaction.HalfTopic, 0)
 	if len(half) != 2 {
 		t.Fatalf("half queue holds %d messages", len(half))
 	}
@@ -65,7 +66,7 @@ func TestPreparedSendCommitAndRollback(t *testing.T) {
 		p[store.PropertyDelayLevel] != "" || half[0].SysFlag&store.SysFlagTxMask != 0 || int64(half[0].PhysicalOffset) != off0 {
 		t.Fatalf("half message %+v props %v", half[0], p)
 	}
-	if n := len(readQueue(t, tb.st, "TxT", 2)); n != 0 {
+	if n := len(fakereplica.ReadQueue(t, tb.st, "TxT", 2)); n != 0 {
 		t.Fatalf("a prepared message reached its real queue (%d)", n)
 	}
 	// Mismatched checks are refused, as Java's checkPrepareMessage does.
@@ -84,7 +85,7 @@ func TestPreparedSendCommitAndRollback(t *testing.T) {
 			t.Fatalf("commit %d: %d %s", i, r.Code, r.Remark)
 		}
 	}
-	got := readQueue(t, tb.st, "TxT", 2)
+	got := fakereplica.ReadQueue(t, tb.st, "TxT", 2)
 	if len(got) != 1 {
 		t.Fatalf("real queue holds %d messages after two commits, want 1", len(got))
 	}
@@ -105,7 +106,7 @@ func TestPreparedSendCommitAndRollback(t *testing.T) {
 			t.Fatalf("state %d: %d %s", st, r.Code, r.Remark)
 		}
 	}
-	if n := len(readQueue(t, tb.st, "TxT", 3)); n != 0 {
+	if n := len(fakereplica.ReadQueue(t, tb.st, "TxT", 3)); n != 0 {
 		t.Fatalf("a rolled-back message was delivered (%d)", n)
 	}
 	if tb.replica.TransactionState().FirstUndecided() != 2 {

@@ -15,48 +15,6 @@ import (
 
 var testStoreHost = netip.MustParseAddrPort("127.0.0.1:10911")
 
-func openTestStore(t *testing.T) *store.Store {
-	t.Helper()
-	st, err := store.Open(store.Config{Dir: t.TempDir(), CommitLogSegmentSize: 4 << 20, ConsumeQueueEntriesPerFile: 1000, IndexHashSlots: 100, IndexMaxEntries: 4000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
-// waitStoreDispatched waits until the ConsumeQueues cover everything appended.
-func waitStoreDispatched(t *testing.T, st *store.Store) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := st.WaitDispatched(ctx, st.MaxPhysicalOffset()); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// readQueue returns every message of one queue, copied out of the store.
-func readQueue(t *testing.T, st *store.Store, topic string, q int32) []store.Message {
-	t.Helper()
-	waitStoreDispatched(t, st)
-	res, err := st.GetMessages(topic, q, 0, 1000, 16<<20, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Release()
-	var out []store.Message
-	for _, b := range res.Messages {
-		m, err := store.DecodeMessage(b, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m.Body = append([]byte(nil), m.Body...)
-		m.Properties = string([]byte(m.Properties))
-		out = append(out, m)
-	}
-	return out
-}
-
 type fakeClock struct{ t time.Time }
 
 func (c *fakeClock) now() time.Time { return c.t }
@@ -87,7 +45,7 @@ func putScheduled(t *testing.T, rep *fakereplica.Replica, level schedule.DelayLe
 	if _, err := rep.PutMessages(context.Background(), recs); err != nil {
 		t.Fatal(err)
 	}
-	waitStoreDispatched(t, rep.Store())
+	fakereplica.WaitDispatched(t, rep.Store())
 	return keys
 }
 

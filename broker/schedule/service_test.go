@@ -13,7 +13,7 @@ import (
 )
 
 func TestScheduleDeliversOnlyDueMessagesManyPerEntry(t *testing.T) {
-	st := openTestStore(t)
+	st := fakereplica.OpenStore(t)
 	rep := fakereplica.New(st, replica.RoleLeader)
 	// The fake stamps records with the service's clock, so what is due below does
 	// not depend on how long the store took.
@@ -34,7 +34,7 @@ func TestScheduleDeliversOnlyDueMessagesManyPerEntry(t *testing.T) {
 	if err != nil || n != 100 || more {
 		t.Fatalf("at +5.1s: delivered %d more=%v err %v, want 100", n, more, err)
 	}
-	waitStoreDispatched(t, st)
+	fakereplica.WaitDispatched(t, st)
 	if got := rep.PutCount(); got != puts+1 {
 		t.Errorf("100 due messages took %d entries, want 1", got-puts)
 	}
@@ -63,7 +63,7 @@ func TestScheduleDeliversOnlyDueMessagesManyPerEntry(t *testing.T) {
 // leader) and a new instance (the new leader) reading the replicated progress
 // deliver every message exactly once; a stale entry from the old one stores nothing.
 func TestScheduleResumesAfterFailover(t *testing.T) {
-	st := openTestStore(t)
+	st := fakereplica.OpenStore(t)
 	rep := fakereplica.New(st, replica.RoleLeader)
 	keys := putScheduled(t, rep, 1, "L1", 100)
 	clock := &fakeClock{t: time.Now().Add(2 * time.Second)}
@@ -93,7 +93,7 @@ func TestScheduleResumesAfterFailover(t *testing.T) {
 	if total != 100 {
 		t.Fatalf("delivered %d in all, want 100", total)
 	}
-	waitStoreDispatched(t, st)
+	fakereplica.WaitDispatched(t, st)
 	got := delivered(t, st)
 	for _, k := range keys {
 		if got[k] != 1 {
@@ -103,7 +103,7 @@ func TestScheduleResumesAfterFailover(t *testing.T) {
 }
 
 func TestScheduleSkipsUndeliverableAndClampsSkewedClock(t *testing.T) {
-	st := openTestStore(t)
+	st := fakereplica.OpenStore(t)
 	rep := fakereplica.New(st, replica.RoleLeader)
 	bad := store.Message{Topic: schedule.Topic, QueueID: 0, StoreHost: testStoreHost, BornHost: testStoreHost, Body: []byte("x"),
 		Properties: store.EncodeProperties(map[string]string{store.PropertyDelayLevel: "1"})}
@@ -123,7 +123,7 @@ func TestScheduleSkipsUndeliverableAndClampsSkewedClock(t *testing.T) {
 	if err != nil || n != 2 {
 		t.Fatalf("delivered %d, err %v; want the 2 good ones past the bad head", n, err)
 	}
-	waitStoreDispatched(t, st)
+	fakereplica.WaitDispatched(t, st)
 	if got := delivered(t, st); got[keys[0]] != 1 || got[keys[1]] != 1 {
 		t.Errorf("delivered %v", got)
 	}

@@ -34,7 +34,7 @@ func TestTimerHopPicksTheLargestLevelThatDoesNotOvershoot(t *testing.T) {
 // 5 s level, then hops through the 1 s level, and is delivered once, within half a
 // second of its time.
 func TestTimedMessageHopsUntilDue(t *testing.T) {
-	st := openTestStore(t)
+	st := fakereplica.OpenStore(t)
 	rep := fakereplica.New(st, replica.RoleLeader)
 	start := time.Now()
 	due := start.Add(7 * time.Second).UnixMilli()
@@ -52,7 +52,7 @@ func TestTimedMessageHopsUntilDue(t *testing.T) {
 	if err != nil || len(res) != 1 {
 		t.Fatal(err)
 	}
-	waitStoreDispatched(t, st)
+	fakereplica.WaitDispatched(t, st)
 	clock := &fakeClock{t: start}
 	rep.Clock = clock.now // re-parked hops are stamped by the leader's clock
 	svc := newTestSchedule(st, rep, clock, 0)
@@ -62,7 +62,7 @@ func TestTimedMessageHopsUntilDue(t *testing.T) {
 		if _, _, err := svc.Tick(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		waitStoreDispatched(t, st)
+		fakereplica.WaitDispatched(t, st)
 		if got := delivered(t, st); got["T1"] == 1 {
 			deliveredAt = clock.t
 		} else if got["T1"] > 1 {
@@ -75,7 +75,7 @@ func TestTimedMessageHopsUntilDue(t *testing.T) {
 	if d := deliveredAt.UnixMilli() - due; d < -500 || d > 600 {
 		t.Fatalf("delivered %d ms from its time, want within ±500 ms (+ one tick)", d)
 	}
-	if hops := readQueue(t, st, schedule.Topic, schedule.DelayLevel(1).QueueID()); len(hops) == 0 {
+	if hops := fakereplica.ReadQueue(t, st, schedule.Topic, schedule.DelayLevel(1).QueueID()); len(hops) == 0 {
 		t.Fatal("expected the message to hop through the 1 s level")
 	}
 }

@@ -19,7 +19,7 @@ import (
 // once per round with the header and body the Go client reads, a decided one is
 // never asked, and after CheckMax checks the message moves to the check-max topic.
 func TestCheckServiceChecksThenDiscards(t *testing.T) {
-	st := openTestStore(t)
+	st := fakereplica.OpenStore(t)
 	fake := fakereplica.New(st, replica.RoleLeader)
 	rep := &countingTx{Replica: fake}
 	ctx := context.Background()
@@ -89,7 +89,7 @@ func TestCheckServiceChecksThenDiscards(t *testing.T) {
 	if len(ensured) == 0 || ensured[0] != transaction.CheckMaxTopic {
 		t.Fatalf("ensured topics %v", ensured)
 	}
-	moved := readQueue(t, st, transaction.CheckMaxTopic, 0)
+	moved := fakereplica.ReadQueue(t, st, transaction.CheckMaxTopic, 0)
 	if len(moved) != 2 || store.ParseProperties(moved[1].Properties)[store.PropertyUniqKey] != "H-2" {
 		t.Fatalf("check-max topic holds %d messages", len(moved))
 	}
@@ -104,7 +104,7 @@ func TestCheckServiceChecksThenDiscards(t *testing.T) {
 // TestCheckServiceStopsAtYoungMessages: a round asks about the old prefix only.
 // The fake stamps the two batches 20 ms apart on an injected clock.
 func TestCheckServiceStopsAtYoungMessages(t *testing.T) {
-	st := openTestStore(t)
+	st := fakereplica.OpenStore(t)
 	rep := fakereplica.New(st, replica.RoleLeader)
 	stamp := &fakeClock{t: time.Now()}
 	rep.Clock = stamp.now
@@ -123,7 +123,7 @@ func TestCheckServiceStopsAtYoungMessages(t *testing.T) {
 
 // TestCheckServiceNotLeader: a deposed leader records and sends nothing.
 func TestCheckServiceNotLeader(t *testing.T) {
-	st := openTestStore(t)
+	st := fakereplica.OpenStore(t)
 	rep := fakereplica.New(st, replica.RoleLeader)
 	putHalf(t, rep, "pg", 1)
 	deposed := rep.Status()

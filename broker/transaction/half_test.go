@@ -38,10 +38,10 @@ func TestHalfPropertiesDropsDelayAndNamesTheRealQueue(t *testing.T) {
 // names and refuses a wrong offset, group or record with route.ErrHalfMessage;
 // CommitRecord rebuilds it for its real queue.
 func TestReadHalfChecksTheHalfMessage(t *testing.T) {
-	st := openTestStore(t)
+	st := fakereplica.OpenStore(t)
 	rep := fakereplica.New(st, replica.RoleLeader)
 	putHalf(t, rep, "pg", 2)
-	half := readQueue(t, st, transaction.HalfTopic, 0)
+	half := fakereplica.ReadQueue(t, st, transaction.HalfTopic, 0)
 	if len(half) != 2 {
 		t.Fatalf("half queue holds %d messages", len(half))
 	}
@@ -69,7 +69,7 @@ func TestReadHalfChecksTheHalfMessage(t *testing.T) {
 	if _, err := rep.PutMessages(context.Background(), [][]byte{rec}); err != nil {
 		t.Fatal(err)
 	}
-	got := readQueue(t, st, "Real", 1)
+	got := fakereplica.ReadQueue(t, st, "Real", 1)
 	if len(got) != 1 {
 		t.Fatalf("real queue holds %d messages", len(got))
 	}
