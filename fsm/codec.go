@@ -27,7 +27,8 @@ const (
 	CmdConsumerOffsets         CommandType = 6
 	CmdScheduleProgress        CommandType = 7
 	CmdPinSegmentSize          CommandType = 8
-	// Reserved: 9..15 transactions (half/op/commit bookkeeping), 16..23 ACL.
+	// Reserved: 9..15 transactions (half/op/commit bookkeeping), 16..23 ACL
+	// (16 is CmdACLSet, acl.go).
 )
 
 // commandVersion is the only payload version of every command so far. The byte after
@@ -60,6 +61,8 @@ func (t CommandType) String() string {
 		return "DeliverScheduled"
 	case CmdTransactionOps:
 		return "TransactionOps"
+	case CmdACLSet:
+		return "ACLSet"
 	}
 	return fmt.Sprintf("CommandType(%d)", uint8(t))
 }
@@ -180,6 +183,10 @@ func Encode(dst []byte, c Command) ([]byte, error) {
 		return AppendTransactionOps(dst, &c)
 	case *TransactionOps:
 		return AppendTransactionOps(dst, c)
+	case ACLSet:
+		return appendACLSet(dst, &c)
+	case *ACLSet:
+		return appendACLSet(dst, c)
 	}
 	return dst, fmt.Errorf("%w: %T", ErrUnknownCommand, c)
 }
@@ -269,7 +276,7 @@ func DecodeCommand(b []byte) (Command, error) {
 		return nil, fmt.Errorf("%w: %d bytes, need at least %d", ErrBadCommand, len(b), headerLen)
 	}
 	t := CommandType(b[0])
-	if t == 0 || (t > CmdPinSegmentSize && t != CmdDeliverScheduled && t != CmdTransactionOps) {
+	if t == 0 || (t > CmdPinSegmentSize && t != CmdDeliverScheduled && t != CmdTransactionOps && t != CmdACLSet) {
 		return nil, fmt.Errorf("%w: %d", ErrUnknownCommand, uint8(t))
 	}
 	if b[1] != commandVersion {
@@ -327,6 +334,8 @@ func DecodeCommand(b []byte) (Command, error) {
 		return decodeDeliverScheduled(p)
 	case CmdTransactionOps:
 		return decodeTransactionOps(p)
+	case CmdACLSet:
+		return decodeACLSet(p)
 	default: // CmdPinSegmentSize
 		if len(p) != 8 {
 			return nil, badf(t, "payload of %d bytes, want 8", len(p))

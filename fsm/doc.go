@@ -24,7 +24,8 @@
 //	|  7   | ScheduleProgress        | n, n×(level int32, offset int64)                    | *ConfigResult |
 //	|  8   | PinSegmentSize          | segment size int64                                  | *ConfigResult |
 //	| 9-15 | reserved: transactions  |                                                    |               |
-//	|16-23 | reserved: ACL           |                                                    |               |
+//	|  16  | ACLSet                  | version u64, len u32, document (plain_acl.yml)      | *ConfigResult |
+//	|17-23 | reserved: ACL           |                                                    |               |
 //	|  24  | DeliverScheduled        | n, n×(level, from, to), PutMessages payload         | *PutResult    |
 //	|  25  | TransactionOps          | n, n×(kind u8, halfOffset i64, record i32), PutMessages payload | *TransactionResult |
 //
@@ -60,6 +61,14 @@
 // continuing would diverge: skipping the entry leaves this replica without a change
 // the others applied, and retrying it cannot succeed. The node is restarted after the
 // cause is fixed (or upgraded, when the leader is newer) and replays from its checkpoint.
+//
+// ACLSet replaces the group's whole ACL document (plain_acl.yml bytes; the FSM never
+// parses it, broker/auth does) at a version that must be the replicated one + 1, a
+// compare-and-set that refuses a lost update (ErrACLVersionConflict); a document over
+// MaxACLDocument is refused (ErrACLTooLarge). Both are result values. The document
+// and its version are part of Metadata (Metadata.ACLDocument), so every checkpoint and
+// snapshot carries them (absent from the image while never set: older images load as
+// "never set").
 //
 // # Recovery argument
 //

@@ -257,6 +257,8 @@ func (f *FSM) applyCommand(l *raft.Log) any {
 		return f.applyDeliverScheduled(l.Index, c)
 	case *TransactionOps:
 		return f.applyTransactionOps(l.Index, c)
+	case *ACLSet:
+		return &ConfigResult{DataVersion: f.meta.DataVersion(), Err: f.meta.setACL(c)}
 	case *PinSegmentSize:
 		if err := f.meta.pin(c.SegmentSize); err != nil {
 			return &ConfigResult{DataVersion: f.meta.DataVersion(), Err: err}

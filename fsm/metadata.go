@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rocketraft/rocketraft/store"
 )
@@ -134,6 +135,9 @@ type Metadata struct {
 	version DataVersion
 	// segmentSize is the pinned CommitLog segment size (0 until pinned).
 	segmentSize int64
+	// acl is the replicated ACL document (acl.go); nil while never set. Stored
+	// under mu, loaded without it.
+	acl atomic.Pointer[aclState]
 }
 
 func newMetadata() *Metadata {
@@ -325,6 +329,9 @@ type metadataImage struct {
 	Schedule    []ScheduleEntry           `json:"schedule"`
 	// Transaction is absent while no transaction was ever decided or checked.
 	Transaction *transactionImage `json:"transaction,omitempty"`
+	// ACL is absent while no ACL document was ever set (and in images written
+	// before ACLs were replicated, which load as "never set").
+	ACL *aclImage `json:"acl,omitempty"`
 }
 
 func (m *Metadata) image() metadataImage {
@@ -338,6 +345,7 @@ func (m *Metadata) image() metadataImage {
 		Offsets:     []OffsetEntry{},
 		Schedule:    []ScheduleEntry{},
 		Transaction: m.trans.image(),
+		ACL:         m.aclImageOf(),
 	}
 	for g, qs := range m.offsets {
 		for tq, o := range qs {
@@ -374,6 +382,7 @@ func (m *Metadata) install(img metadataImage) {
 	defer m.mu.Unlock()
 	m.topics, m.groups, m.offsets, m.schedule = n.topics, n.groups, n.offsets, n.schedule
 	m.trans = txStateFromImage(img.Transaction)
+	m.acl.Store(aclStateOf(img.ACL))
 	m.version, m.segmentSize = img.DataVersion, img.SegmentSize
 }
 

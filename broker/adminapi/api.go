@@ -1,8 +1,11 @@
 package adminapi
 
 import (
+	"sync"
+
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/rocketraft/rocketraft/broker/auth"
 	"github.com/rocketraft/rocketraft/broker/clients"
 	"github.com/rocketraft/rocketraft/broker/offsets"
 	"github.com/rocketraft/rocketraft/broker/replica"
@@ -17,6 +20,9 @@ type Config struct {
 	ClientAddr string
 	// SelfID is this node's raft server id.
 	SelfID string
+	// ACLFilePath names the group's replicated ACL document in the ACL codes'
+	// answers (allAclFileVersion); empty: DefaultACLFilePath.
+	ACLFilePath string
 }
 
 // Deps is what the admin handlers read and change.
@@ -34,12 +40,18 @@ type Deps struct {
 	TopicsChanged func()
 	// Logger records configuration changes and resets; nil: no logs.
 	Logger hclog.Logger
+	// ACL is the ACL in force (the aclFile, then the replicated document); nil
+	// when aclEnable is false, and the ACL codes answer ErrACLDisabled.
+	ACL *auth.Source
 }
 
 // API serves the admin request codes over Deps.
 type API struct {
 	d   Deps
 	log hclog.Logger
+	// aclMu serialises the ACL edits of this node: read the document in force,
+	// edit it, replicate it (acl.go).
+	aclMu sync.Mutex
 }
 
 // New is an API over d.

@@ -2,7 +2,8 @@
 // create and delete, the subscription-group table, runtime info, raft membership,
 // leadership and snapshots, consumer progress, and the consumer-management codes
 // an admin tool sends (GET_CONSUMER_RUNNING_INFO relayed to a client,
-// INVOKE_BROKER_TO_RESET_OFFSET). Handlers take their state from Deps and return
+// INVOKE_BROKER_TO_RESET_OFFSET), and the ACL 1.0 codes 50–54 (accounts changed
+// through raft, never a secret in an answer). Handlers take their state from Deps and return
 // errors; broker/route's chain maps them to response codes and relays the Leader
 // codes from a follower (Register says which).
 //
@@ -16,20 +17,21 @@
 //	progress.go  QueueProgress, GroupProgress, ConsumerProgress
 //	reset.go     INVOKE_BROKER_TO_RESET_OFFSET (offset rule, gson body, client notification)
 //	running.go   GET_CONSUMER_RUNNING_INFO (relay to the client)
+//	acl.go       the ACL codes 50–54 (edit the ACL in force, replicate the document)
 //	register.go  Register: every code with its policy
 //
 // # Imports
 //
 // It may import broker/replica, broker/route, broker/clients, broker/offsets,
-// fsm, store and transport. It must not import the broker root, broker/node,
+// broker/auth, fsm, store and transport. It must not import the broker root, broker/node,
 // broker/clientapi or broker/metrics: the broker wires them together, and the
 // re-registration with the nameservers reaches it as Deps.TopicsChanged.
 //
 // # Concurrency
 //
-// An API holds no state of its own; its handlers run concurrently on the
-// transport's goroutines and rely on Deps being safe for concurrent use (every
-// dependency is). A handler blocks its own goroutine for at most its named
+// An API holds no state of its own but aclMu, which serialises ACL edits; its
+// handlers run concurrently on the transport's goroutines and rely on Deps
+// being safe for concurrent use (every dependency is). A handler blocks its own goroutine for at most its named
 // timeout (configChangeTimeout, membershipTimeout, offsetFlushTimeout,
 // relayTimeout).
 //

@@ -23,4 +23,10 @@ func (a *API) Register(t *route.Table) {
 	t.Handle(route.Leader, a.consumerProgress, transport.ConsumerProgress)
 	t.Handle(route.Leader, a.resetOffset, transport.InvokeBrokerToResetOffset)
 	t.Handle(route.Local, a.consumerRunningInfo, transport.GetConsumerRunningInfo)
+
+	t.Handle(route.Leader, a.updateACL, transport.UpdateAndCreateACLConfig)
+	t.Handle(route.Leader, a.deleteACL, transport.DeleteACLConfig)
+	t.Handle(route.Leader, a.updateGlobalWhite, transport.UpdateGlobalWhiteAddrsConfig)
+	t.Handle(route.Local, a.aclInfo, transport.GetBrokerClusterACLInfo)
+	t.Handle(route.Local, a.aclConfig, transport.GetBrokerClusterACLConfig)
 }

@@ -22,11 +22,16 @@
 // Files, bottom up: perm.go (Perm, ErrBadACL), addr.go (IP patterns),
 // sign.go (the signature), acl.go (accounts and plain_acl.yml), resources.go
 // (what each request code needs), check.go (the decision), stage.go (the chain
-// stage).
+// stage), edit.go (the edits of the ACL admin codes 50, 51, 53 and the
+// document they render, which Parse reads back to an equal ACL), source.go
+// (Source: the ACL in force — the aclFile until the group replicates a
+// document, then that document, parsed once per version).
 //
 // It may import broker/route and broker/clients (the heartbeat body).
 //
 // # Concurrency
 //
-// An ACL is immutable once loaded; Stage is safe for concurrent use.
+// An ACL is immutable once loaded (edits return a new one); Stage is safe for
+// concurrent use. Source swaps the ACL in force with an atomic pointer: a
+// request costs one Documents.ACLDocument call and one load.
 package auth

@@ -113,6 +113,19 @@ func (r *nodeReplica) ConsumerOffset(group, topic string, queueID int32) (store.
 
 func (r *nodeReplica) DataVersion() int64 { return int64(r.meta.DataVersion()) }
 
+func (r *nodeReplica) ACLDocument() ([]byte, uint64, bool) { return r.meta.ACLDocument() }
+
+// SetACL proposes doc at the version after the one applied here. On the leader
+// that is the newest committed one (its barrier ran), so a conflict means a
+// concurrent change; the FSM refuses it rather than losing one of the two.
+func (r *nodeReplica) SetACL(ctx context.Context, doc []byte) error {
+	if len(doc) > fsm.MaxACLDocument {
+		return fmt.Errorf("%w: %w: %d bytes, limit %d", ErrConfigRefused, fsm.ErrACLTooLarge, len(doc), fsm.MaxACLDocument)
+	}
+	_, v, _ := r.meta.ACLDocument()
+	return r.applyConfig(ctx, fsm.ACLSet{Version: v + 1, Document: doc})
+}
+
 func roleOf(r node.Role) Role {
 	switch r {
 	case node.RoleLeader:

@@ -33,6 +33,20 @@ type Metadata interface {
 	DataVersion() int64
 }
 
+// ACLs is the replicated ACL document (RocketMQ's plain_acl.yml, parsed by
+// broker/auth; the FSM only stores it).
+type ACLs interface {
+	// ACLDocument returns the document in force on this node and its version;
+	// ok is false while none was ever set. The bytes are shared: do not modify.
+	// It takes no lock, so the authorisation stage may call it per request.
+	ACLDocument() (doc []byte, version uint64, ok bool)
+	// SetACL replicates doc as the next version. It fails with ErrConfigRefused
+	// wrapping fsm.ErrACLTooLarge or fsm.ErrACLVersionConflict (another change
+	// applied in between: read again and retry), or with the write outcomes of
+	// Messages.PutMessages.
+	SetACL(ctx context.Context, doc []byte) error
+}
+
 // Roles reports and moves leadership.
 type Roles interface {
 	Status() Status
@@ -83,6 +97,7 @@ type Membership interface {
 type Replica interface {
 	Messages
 	Metadata
+	ACLs
 	Roles
 	Schedule
 	Transactions

@@ -22,6 +22,12 @@ type errorCode struct {
 // of store, fsm, replica or this package is neither here nor in
 // internalErrors.
 var errorTable = []errorCode{
+	// ACL administration (50, 51, 53): first, since their handlers wrap the
+	// reason (an ErrBadHeader, a refused change) in them.
+	{ErrACLUpdate, transport.UpdateAndCreateACLConfigFailed},
+	{ErrACLDelete, transport.DeleteACLConfigFailed},
+	{ErrACLGlobalWhite, transport.UpdateGlobalWhiteAddrsConfigFailed},
+	{ErrACLDisabled, transport.RequestCodeNotSupported},
 	// Refused requests: the client sent something we will not take.
 	{ErrBadHeader, transport.InvalidParameter},
 	{replica.ErrUnknownMember, transport.InvalidParameter},
@@ -50,6 +56,8 @@ var errorTable = []errorCode{
 	// Failures the client can only retry or report.
 	{replica.ErrUnknownOutcome, transport.SystemError}, // never told "ok"
 	{fsm.ErrScheduleConflict, transport.SystemError},
+	{fsm.ErrACLVersionConflict, transport.SystemError}, // a concurrent change; retry
+	{fsm.ErrACLTooLarge, transport.InvalidParameter},
 	{fsm.ErrTransactionDecided, transport.SystemError},
 	{ErrHalfMessage, transport.SystemError},
 	{ErrMessageLookup, transport.SystemError},

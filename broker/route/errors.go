@@ -32,3 +32,15 @@ var (
 	// and the client falls back to a plain SEND to %RETRY%<group>.
 	ErrMessageLookup = errors.New("message lookup by offset failed")
 )
+
+// ACL administration failures: the handler of 50, 51 or 53 wraps the reason
+// (a refused account, an unknown key, a bad pattern) in its code's sentinel,
+// which the table answers with Apache's failure code.
+var (
+	ErrACLUpdate      = errors.New("update ACL config failed")
+	ErrACLDelete      = errors.New("delete ACL config failed")
+	ErrACLGlobalWhite = errors.New("update global white addrs failed")
+	// ErrACLDisabled: an ACL code on a broker with aclEnable=false; answered
+	// REQUEST_CODE_NOT_SUPPORTED, as brokers without ACL 1.0 do.
+	ErrACLDisabled = errors.New("ACL is not enabled on this broker (aclEnable=false)")
+)

@@ -55,7 +55,8 @@ func newAdminCommand() *cobra.Command {
 	pf.StringVarP(&f.broker, "broker", "b", "", "talk to this broker node only (host:port) instead of resolving through the nameserver")
 	pf.DurationVar(&f.timeout, "timeout", 5*time.Second, "timeout of one request")
 	f.creds.register(pf)
-	cmd.AddCommand(adminClusterCommand(f), adminTopicCommand(f), adminGroupCommand(f), adminMessageCommand(f), adminRaftCommand(f))
+	cmd.AddCommand(adminClusterCommand(f), adminTopicCommand(f), adminGroupCommand(f), adminMessageCommand(f), adminRaftCommand(f),
+		adminACLCommand(f))
 	return cmd
 }
 

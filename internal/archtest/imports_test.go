@@ -229,7 +229,7 @@ var brokerRooms = map[string][]string{
 	"broker/transaction": {"broker/replica", "broker/route", "broker/loop", "broker/schedule"},
 	"broker/clientapi": {"broker/replica", "broker/route", "broker/clients", "broker/offsets",
 		"broker/schedule", "broker/transaction"},
-	"broker/adminapi": {"broker/replica", "broker/route", "broker/clients", "broker/offsets"},
+	"broker/adminapi": {"broker/replica", "broker/route", "broker/clients", "broker/offsets", "broker/auth"},
 	"broker/auth":     {"broker/route", "broker/clients"},
 }
 

@@ -35,6 +35,9 @@ type Replica struct {
 	schedule  map[int32]store.QueueOffset
 	tx        txState
 	calls     []string
+	// acl and aclMirrors: acl.go.
+	acl        aclState
+	aclMirrors []*Replica
 
 	// Clock is the leader's clock (Now); nil means time.Now.
 	Clock func() time.Time
