@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"crypto/tls"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -9,6 +10,7 @@ import (
 	"github.com/rocketraft/rocketraft/broker/metrics"
 	"github.com/rocketraft/rocketraft/broker/schedule"
 	"github.com/rocketraft/rocketraft/broker/transaction"
+	"github.com/rocketraft/rocketraft/transport"
 )
 
 // Peer is one member of the group: raft id, and the client-facing address that a
@@ -59,8 +61,14 @@ type Config struct {
 	Metrics *metrics.Metrics
 	// ACL, when set, checks every request's signature and permissions (the
 	// authorisation stage of the chain); nil leaves the broker open.
-	ACL    *auth.ACL
-	Logger hclog.Logger
+	ACL *auth.ACL
+	// TLS, when set, applies to the client port (tlsMode: the first byte tells TLS
+	// from plaintext); nil serves plaintext only.
+	TLS *transport.TLSConfig
+	// ClientTLS, when set, makes this node's own connections (nameservers, the
+	// leader it forwards to) TLS; nil dials plaintext.
+	ClientTLS *tls.Config
+	Logger    hclog.Logger
 }
 
 // Intervals of the loops that have no setting (Java's values where it has one).

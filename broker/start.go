@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rocketraft/rocketraft/broker/adminapi"
+	"github.com/rocketraft/rocketraft/broker/auth"
 	"github.com/rocketraft/rocketraft/broker/clientapi"
 	"github.com/rocketraft/rocketraft/broker/clients"
 	"github.com/rocketraft/rocketraft/broker/metrics"
@@ -52,7 +53,7 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 	b.status = rep.Status()
 	b.diskUsedRatio = st.DiskUsedRatio
 	b.diskFreeBytes = st.DiskFreeBytes
-	b.client = transport.NewClient(transport.ClientConfig{DialTimeout: dialTimeout, Logger: b.log.Named("client")})
+	b.client = transport.NewClient(transport.ClientConfig{DialTimeout: dialTimeout, Logger: b.log.Named("client"), TLS: cfg.ClientTLS})
 	b.nsrv = nameserver.NewClient(b.client)
 
 	capi := clientapi.New(clientapi.Deps{
@@ -65,10 +66,16 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 		StoreHost: host, Store: st, Replica: rep, Clients: b.clients, Pulls: b.pulls, Offsets: b.offsets,
 		Status: b.Status, DiskFull: b.errDiskFull, TopicsChanged: b.registerAllAsync, Logger: b.log,
 	})
+	// The ACL in force: the aclFile until the group replicates a document
+	// (ACL codes 50, 51, 53), then that document at the index this node applied.
+	var acl *auth.Source
+	if cfg.ACL != nil {
+		acl = auth.NewSource(cfg.ACL, rep, b.log, nil)
+	}
 	aapi := adminapi.New(adminapi.Deps{
 		Config: adminapi.Config{ClusterName: cfg.ClusterName, BrokerName: cfg.BrokerName, ClientAddr: cfg.ClientAddr, SelfID: cfg.SelfID},
 		Store:  st, Replica: rep, Offsets: b.offsets, Clients: b.clients, Pulls: b.pulls, TopicsChanged: b.registerAllAsync,
-		Logger: b.log.Named("admin"),
+		Logger: b.log.Named("admin"), ACL: acl,
 	})
 	table := route.NewTable()
 	capi.Register(table)
@@ -84,8 +91,8 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 	if cfg.Metrics != nil {
 		stages = append(stages, cfg.Metrics.Stage())
 	}
-	if cfg.ACL != nil {
-		stages = append(stages, cfg.ACL.Stage)
+	if acl != nil {
+		stages = append(stages, acl.Stage)
 	}
 	b.serve = table.Serve(fwd.Stage, stages...)
 
@@ -113,6 +120,7 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 		Addr:        cfg.ListenAddr,
 		Logger:      b.log.Named("remoting"),
 		OnConnClose: b.onConnClose,
+		TLS:         cfg.TLS,
 	}, b.serve)
 	st.SetNotifier(b.pulls.Notify)
 	if cfg.Metrics != nil {

@@ -96,6 +96,10 @@ type Broker struct {
 
 	Raft        RaftConfig
 	GroupCommit GroupCommitConfig
+	TLS         TLSServer // tls* keys of the client port
+	// TLSClientEnable (tlsClientEnable): this node's outbound remoting connections
+	// (nameservers, the leader) dial TLS.
+	TLSClientEnable bool
 
 	ConsumerOffsetFlushInterval time.Duration // consumerOffsetFlushInterval
 	AdminListen                 string        // adminListen: HTTP metrics/health; "" disables
@@ -167,6 +171,7 @@ func DefaultBroker() Broker {
 			MaxMessages: 1024,
 			MaxPending:  65536,
 		},
+		TLS:                         defaultTLSServer(),
 		ConsumerOffsetFlushInterval: time.Second,
 		AdminListen:                 defaultAdminListen(DefaultBrokerListenPort),
 		LogLevel:                    "info",

@@ -440,6 +440,25 @@ var brokerKeys = []keySpec[Broker]{
 		},
 	},
 
+	// TLS on the client port (RocketMQ's tls.server.* and tls.enable, as file keys).
+	tlsModeKey(brokerTLS),
+	tlsCertPathKey(brokerTLS),
+	tlsKeyPathKey(brokerTLS),
+	tlsTrustCertPathKey(brokerTLS, " With tlsClientEnable this node's own connections verify the servers they dial against it too; empty: they do not verify (RocketMQ's default)."),
+	tlsNeedClientAuthKey(brokerTLS),
+	{
+		name: "tlsClientEnable", doc: "This node's own connections (registration with the nameservers, writes forwarded to the leader) use TLS, offering tlsServerCertPath as client certificate when the server asks for one. Needed when they run tlsMode=enforcing.",
+		set: func(b *Broker, s string) error {
+			v, err := parseBool(s)
+			if err != nil {
+				return err
+			}
+			b.TLSClientEnable = v
+			return nil
+		},
+		get: func(b *Broker) string { return btoa(b.TLSClientEnable) },
+	},
+
 	// Raft (our own keys). Minimums are hashicorp/raft's ValidateConfig rules,
 	// checked here so the operator sees the key name instead of a raft error.
 	durationKey("raftHeartbeatTimeout", "Follower waits this long without contact from the leader before becoming a candidate.",
@@ -749,3 +768,5 @@ func checkListen(addr string) string {
 	}
 	return ""
 }
+
+func brokerTLS(b *Broker) *TLSServer { return &b.TLS }

@@ -54,6 +54,7 @@ func TestDefaultBroker(t *testing.T) {
 			MaxAppendEntries:   64,
 		},
 		GroupCommit:                 GroupCommitConfig{MaxBytes: 4 << 20, MaxMessages: 1024, MaxPending: 65536},
+		TLS:                         TLSServer{Mode: "disabled", NeedClientAuth: "none"},
 		ConsumerOffsetFlushInterval: time.Second,
 		AdminListen:                 "127.0.0.1:10913",
 		LogLevel:                    "info",
@@ -93,6 +94,7 @@ func TestDefaultNamesrv(t *testing.T) {
 		BrokerExpireTimeout: 120 * time.Second,
 		LogLevel:            "info",
 		AdminListen:         "127.0.0.1:9878",
+		TLS:                 TLSServer{Mode: "disabled", NeedClientAuth: "none"},
 	}
 	got := DefaultNamesrv()
 	if got != want {

@@ -11,7 +11,10 @@
 //     diskMaxUsedSpaceRatio, flushDiskType, flushIntervalCommitLog,
 //     maxMessageSize, ...) so an operator's broker.conf mostly carries over;
 //     our own keys for raft (raft*), the group-commit proposer (groupCommit*),
-//     consumerOffsetFlushInterval, adminListen and logLevel.
+//     consumerOffsetFlushInterval, adminListen and logLevel. The tls* keys
+//     (tlsMode, tlsServerCertPath, ..., tlsClientEnable) are RocketMQ's
+//     tls.server.* and tls.enable JVM properties as file keys; the broker and
+//     the nameserver share the server ones (tls_keys.go).
 //   - The defaults (DefaultBroker, DefaultNamesrv). DefaultBroker is a valid
 //     single-node group, n0 on 127.0.0.1:40911.
 //   - The rules. Validate reports every problem in one *ValidationError, one

@@ -50,6 +50,7 @@ func TestKeyDocsComplete(t *testing.T) {
 		"autoCreateTopicEnable", "defaultTopicQueueNums", "messageDelayLevel",
 		"transactionTimeOut", "transactionCheckInterval", "transactionCheckMax", "longPollingEnable",
 		"maxIndexNum", "maxHashSlotNum", "aclEnable", "aclFile",
+		"tlsMode", "tlsServerCertPath", "tlsServerKeyPath", "tlsServerTrustCertPath", "tlsServerNeedClientAuth", "tlsClientEnable",
 		"raftHeartbeatTimeout", "raftElectionTimeout", "raftLeaderLeaseTimeout", "raftCommitTimeout",
 		"raftSnapshotInterval", "raftSnapshotThreshold", "raftTrailingLogs", "raftLogStore", "raftMaxAppendEntries",
 		"groupCommitMaxBytes", "groupCommitMaxMessages", "groupCommitMaxPending",
@@ -69,7 +70,8 @@ func TestKeyDocsComplete(t *testing.T) {
 	for _, k := range NamesrvKeys() {
 		names = append(names, k.Name)
 	}
-	if want := []string{"listenPort", "listenAddr", "brokerExpireTimeout", "logLevel", "adminListen"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"listenPort", "listenAddr", "brokerExpireTimeout", "logLevel", "adminListen",
+		"tlsMode", "tlsServerCertPath", "tlsServerKeyPath", "tlsServerTrustCertPath", "tlsServerNeedClientAuth"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("namesrv keys %v, want %v", names, want)
 	}
 }

@@ -64,7 +64,14 @@ func testdataBroker() Broker {
 			LogStore:           LogStoreBoltDB,
 			MaxAppendEntries:   128,
 		},
-		GroupCommit:                 GroupCommitConfig{MaxBytes: 2 << 20, MaxMessages: 512, MaxPending: 4096},
+		GroupCommit: GroupCommitConfig{MaxBytes: 2 << 20, MaxMessages: 512, MaxPending: 4096},
+		// The tls files are real (a CA and a leaf for 10.0.0.5 valid until 2125), but
+		// config only checks that they exist, relative to the test's directory.
+		TLS: TLSServer{
+			Mode: "permissive", CertPath: "testdata/tls/server.pem", KeyPath: "testdata/tls/server.key",
+			TrustCertPath: "testdata/tls/ca.pem", NeedClientAuth: "optional",
+		},
+		TLSClientEnable:             true,
 		ConsumerOffsetFlushInterval: 5 * time.Second,
 		AdminListen:                 "0.0.0.0:20913",
 		LogLevel:                    "debug",

@@ -16,6 +16,7 @@ type Namesrv struct {
 	BrokerExpireTimeout time.Duration // brokerExpireTimeout: a broker silent this long is dropped from routes
 	LogLevel            string        // logLevel
 	AdminListen         string        // adminListen: HTTP metrics/health; "" disables
+	TLS                 TLSServer     // tls* keys of the client port
 }
 
 // DefaultNamesrv returns the defaults: 127.0.0.1:9876, brokers expire after 120s.
@@ -26,6 +27,7 @@ func DefaultNamesrv() Namesrv {
 		BrokerExpireTimeout: 120 * time.Second,
 		LogLevel:            "info",
 		AdminListen:         defaultAdminListen(DefaultNamesrvListenPort),
+		TLS:                 defaultTLSServer(),
 	}
 }
 
@@ -163,4 +165,11 @@ var namesrvKeys = []keySpec[Namesrv]{
 		get:            func(n *Namesrv) string { return n.AdminListen },
 		check:          func(n *Namesrv) string { return checkListen(n.AdminListen) },
 	},
+	tlsModeKey(namesrvTLS),
+	tlsCertPathKey(namesrvTLS),
+	tlsKeyPathKey(namesrvTLS),
+	tlsTrustCertPathKey(namesrvTLS, ""),
+	tlsNeedClientAuthKey(namesrvTLS),
 }
+
+func namesrvTLS(n *Namesrv) *TLSServer { return &n.TLS }

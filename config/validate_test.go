@@ -67,6 +67,16 @@ func TestEachRule(t *testing.T) {
 		{"maxIndexNum=0", "maxIndexNum", "0", "must be 1.."},
 		{"maxIndexNum=100000000\nmaxHashSlotNum=50000000", "maxIndexNum", "100000000", "with maxHashSlotNum=50000000 makes an IndexFile of 2200000040 bytes"},
 		{"maxHashSlotNum=-1", "maxHashSlotNum", "-1", "must be 1.."},
+		{"tlsMode=strict", "tlsMode", "strict", "must be one of disabled|permissive|enforcing"},
+		{"tlsMode=enforcing\ntlsServerKeyPath=" + tlsKey, "tlsServerCertPath", "", "required when tlsMode=enforcing"},
+		{"tlsMode=permissive\ntlsServerCertPath=" + tlsCert, "tlsServerKeyPath", "", "required when tlsMode=permissive"},
+		{"tlsServerKeyPath=" + tlsKey, "tlsServerCertPath", "", "required when tlsServerKeyPath is set"},
+		{"tlsServerCertPath=testdata/tls/nope.pem\ntlsServerKeyPath=" + tlsKey, "tlsServerCertPath", "testdata/tls/nope.pem", "must name a readable file"},
+		{"tlsServerTrustCertPath=testdata/tls/nope.pem", "tlsServerTrustCertPath", "testdata/tls/nope.pem", "must name a readable file"},
+		{"tlsMode=enforcing\ntlsServerCertPath=" + tlsCert + "\ntlsServerKeyPath=" + tlsKey + "\ntlsServerNeedClientAuth=require",
+			"tlsServerTrustCertPath", "", "required when tlsServerNeedClientAuth=require"},
+		{"tlsServerNeedClientAuth=always", "tlsServerNeedClientAuth", "always", "must be one of none|optional|require"},
+		{"tlsClientEnable=yes", "tlsClientEnable", "yes", "must be true or false"},
 		{"raftHeartbeatTimeout=1000", "raftHeartbeatTimeout", "1000", "must be a duration with a unit"},
 		{"raftElectionTimeout=1ms", "raftElectionTimeout", "1ms", "must be at least 5ms"},
 		{"raftElectionTimeout=500ms", "raftElectionTimeout", "500ms", "must be at least raftHeartbeatTimeout (1s)"},
@@ -178,6 +188,9 @@ func TestNamesrvRules(t *testing.T) {
 		{"logLevel=loud", "logLevel", "must be one of"},
 		{"adminListen=:9876", "adminListen", "port must differ from listenPort"},
 		{"namesrvAddr=127.0.0.1:9876", "namesrvAddr", "unknown key"},
+		{"tlsMode=on", "tlsMode", "must be one of disabled|permissive|enforcing"},
+		{"tlsMode=enforcing\ntlsServerKeyPath=" + tlsKey, "tlsServerCertPath", "required when tlsMode=enforcing"},
+		{"tlsClientEnable=true", "tlsClientEnable", "unknown key"}, // the nameserver dials nobody
 	} {
 		_, err := ParseNamesrv([]byte(tc.data), FormatProperties)
 		var verr *ValidationError
@@ -193,8 +206,45 @@ func TestNamesrvRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Namesrv{ListenPort: 9877, ListenAddr: "0.0.0.0", BrokerExpireTimeout: 30e9, LogLevel: "warn", AdminListen: "127.0.0.1:9879"}
+	want := Namesrv{ListenPort: 9877, ListenAddr: "0.0.0.0", BrokerExpireTimeout: 30e9, LogLevel: "warn", AdminListen: "127.0.0.1:9879",
+		TLS: TLSServer{Mode: "disabled", NeedClientAuth: "none"}}
 	if n != want {
 		t.Errorf("got %+v, want %+v", n, want)
+	}
+}
+
+// The TLS files under testdata (config only checks that they exist).
+const (
+	tlsCert = "testdata/tls/server.pem"
+	tlsKey  = "testdata/tls/server.key"
+	tlsCA   = "testdata/tls/ca.pem"
+)
+
+// TLS values are matched case-insensitively and stored as the transport spells
+// them; a full enforcing mTLS setup validates on both tables.
+func TestTLSKeysParse(t *testing.T) {
+	data := "tlsMode=ENFORCING\ntlsServerCertPath=" + tlsCert + "\ntlsServerKeyPath=" + tlsKey +
+		"\ntlsServerTrustCertPath=" + tlsCA + "\ntlsServerNeedClientAuth=Require\n"
+	want := TLSServer{Mode: "enforcing", CertPath: tlsCert, KeyPath: tlsKey, TrustCertPath: tlsCA, NeedClientAuth: "require"}
+	b, err := ParseBroker([]byte(data+"tlsClientEnable=true\n"), FormatProperties)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.TLS != want || !b.TLSClientEnable || !b.TLS.Enabled() {
+		t.Errorf("broker TLS = %+v client=%v", b.TLS, b.TLSClientEnable)
+	}
+	n, err := ParseNamesrv([]byte(data), FormatProperties)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.TLS != want {
+		t.Errorf("namesrv TLS = %+v", n.TLS)
+	}
+	if DefaultBroker().TLS.Enabled() || DefaultNamesrv().TLS.Enabled() {
+		t.Error("TLS is on by default")
+	}
+	// A client-only node: outbound TLS with a client certificate, no TLS port.
+	if _, err := ParseBroker([]byte("tlsClientEnable=true\ntlsServerCertPath="+tlsCert+"\ntlsServerKeyPath="+tlsKey+"\n"), FormatProperties); err != nil {
+		t.Errorf("client-only TLS: %v", err)
 	}
 }

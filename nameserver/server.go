@@ -24,6 +24,8 @@ type Config struct {
 	BrokerExpireTimeout time.Duration
 	// ScanInterval is the expiry sweep period. Default DefaultScanInterval.
 	ScanInterval time.Duration
+	// TLS, when set, applies to the listening port (tlsMode); nil is plaintext only.
+	TLS *transport.TLSConfig
 }
 
 // Server is a nameserver: a Registry exposed over the remoting protocol, plus the
@@ -60,6 +62,7 @@ func New(cfg Config, logger hclog.Logger) *Server {
 		Addr:        cfg.ListenAddr,
 		Logger:      s.logger,
 		OnConnClose: s.connClosed,
+		TLS:         cfg.TLS,
 	}, s)
 	return s
 }

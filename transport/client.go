@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"sync"
@@ -21,6 +22,11 @@ type ClientConfig struct {
 	OnRequest    Handler       // serves requests the peer initiates; nil drops them
 
 	WriteTimeout time.Duration // default DefaultWriteTimeout
+
+	// TLS, when set, makes every connection TLS: the handshake runs inside the dial
+	// (bounded by DialTimeout and the call's ctx). An empty ServerName is taken from
+	// the address's host, as crypto/tls does. nil dials plaintext.
+	TLS *tls.Config
 }
 
 // Client sends requests to remoting servers: one connection per address, dialled lazily
@@ -141,7 +147,19 @@ func (c *Client) conn(ctx context.Context, addr string) (*Conn, error) {
 
 func (c *Client) dial(ctx context.Context, addr string) (*Conn, error) {
 	d := net.Dialer{Timeout: c.cfg.DialTimeout}
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	var nc net.Conn
+	var err error
+	var state *tls.ConnectionState
+	if c.cfg.TLS != nil {
+		// d.Timeout bounds the TCP connect and the handshake together.
+		nc, err = (&tls.Dialer{NetDialer: &d, Config: c.cfg.TLS}).DialContext(ctx, "tcp", addr)
+		if err == nil {
+			st := nc.(*tls.Conn).ConnectionState()
+			state = &st
+		}
+	} else {
+		nc, err = d.DialContext(ctx, "tcp", addr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("dial addr=%s: %w", addr, err)
 	}
@@ -151,6 +169,7 @@ func (c *Client) dial(ctx context.Context, addr string) (*Conn, error) {
 		handler:      c.cfg.OnRequest,
 		logger:       c.logger,
 		handlers:     &c.handlers,
+		tlsState:     state,
 		onClose: func(conn *Conn) {
 			c.mu.Lock()
 			if c.conns[addr] == conn {

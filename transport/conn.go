@@ -3,6 +3,7 @@ package transport
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -42,6 +43,10 @@ const (
 	DefaultWriteTimeout = 15 * time.Second
 
 	readBufferSize = 64 << 10
+	// tlsWriteBufferSize holds four full TLS records (16 KiB each), so a batch of
+	// small frames leaves in a few records and one large body is split by tls.Conn
+	// itself.
+	tlsWriteBufferSize = 64 << 10
 	// maxWriteBatch bounds the frames gathered into one writev so the write deadline
 	// stays meaningful for each batch.
 	maxWriteBatch = 128
@@ -65,6 +70,14 @@ type connOptions struct {
 	logger       hclog.Logger
 	handlers     *sync.WaitGroup // counts running handler goroutines
 	onClose      func(*Conn)     // called once, after the connection closed
+	// reader, when set, is read instead of nc: a sniffed plaintext connection
+	// replays its first byte through it while writes still go straight to the
+	// socket (one writev per batch).
+	reader io.Reader
+	// tlsState is set for a TLS connection. Its writes go through a buffer: a
+	// tls.Conn has no vectored write, and one Write per slice would make one TLS
+	// record (and one syscall) per header and body part.
+	tlsState *tls.ConnectionState
 }
 
 // outFrame is one queued frame: its encoded prefix and header, then cmd's body slices.
@@ -139,6 +152,10 @@ func (c *Conn) ID() uint64 { return c.id }
 // RemoteAddr is the peer's "ip:port".
 func (c *Conn) RemoteAddr() string { return c.remote }
 
+// TLS is the handshake's outcome (version, cipher, verified client certificates)
+// on a TLS connection, or nil on a plaintext one. The caller must not modify it.
+func (c *Conn) TLS() *tls.ConnectionState { return c.opts.tlsState }
+
 // Closed is closed once the connection is closed.
 func (c *Conn) Closed() <-chan struct{} { return c.closed }
 
@@ -149,9 +166,20 @@ func (c *Conn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
 		c.cancel()
-		err = c.nc.Close()
+		err = c.socket().Close()
 	})
 	return err
+}
+
+// socket is what Close closes: the TCP connection itself, under TLS too. A
+// tls.Conn's Close first writes close_notify under its own 5 s deadline, which a
+// peer that stopped reading turns into a 5 s stall per connection on shutdown;
+// frames are length-prefixed, so the peer loses nothing by not getting it.
+func (c *Conn) socket() net.Conn {
+	if tc, ok := c.nc.(*tls.Conn); ok {
+		return tc.NetConn()
+	}
+	return c.nc
 }
 
 // Invoke sends req as a request and waits for the response with the same opaque, until
@@ -234,6 +262,12 @@ func (c *Conn) writeLoop() {
 	defer c.failQueue()
 	var backing net.Buffers
 	var batch []outFrame
+	var out io.Writer = c.nc
+	var bw *bufio.Writer
+	if c.opts.tlsState != nil {
+		bw = bufio.NewWriterSize(c.nc, tlsWriteBufferSize)
+		out = bw
+	}
 	for {
 		select {
 		case <-c.wake:
@@ -257,7 +291,10 @@ func (c *Conn) writeLoop() {
 			}
 			backing = bufs
 			_ = c.nc.SetWriteDeadline(time.Now().Add(c.opts.writeTimeout))
-			_, err := bufs.WriteTo(c.nc) // WriteTo consumes its receiver, not backing
+			_, err := bufs.WriteTo(out) // WriteTo consumes its receiver, not backing
+			if err == nil && bw != nil {
+				err = bw.Flush()
+			}
 			clear(backing)
 			for i := range batch {
 				batch[i].cmd.written()
@@ -305,7 +342,11 @@ func (c *Conn) readLoop() {
 			c.opts.onClose(c)
 		}
 	}()
-	br := bufio.NewReaderSize(c.nc, readBufferSize)
+	var src io.Reader = c.nc
+	if c.opts.reader != nil {
+		src = c.opts.reader
+	}
+	br := bufio.NewReaderSize(src, readBufferSize)
 	for {
 		if c.opts.readIdle > 0 {
 			_ = c.nc.SetReadDeadline(time.Now().Add(c.opts.readIdle))

@@ -82,6 +82,43 @@
 // come from one process-wide atomic counter starting at 1. Invoke and InvokeOneway assign
 // req.Opaque, so a Command must not be sent twice concurrently.
 //
+// # TLS
+//
+// ServerConfig.TLS (tls.go) follows RocketMQ's TlsModeHandler: the server reads
+// the first byte of each connection, in a goroutine of its own so a silent client
+// never holds up the accept loop. 0x16 (a TLS handshake record) starts TLS;
+// anything else is plaintext (a frame whose length would start with 0x16 is over
+// 369 MB, so the two cannot be confused):
+//
+//	mode        TLS client            plaintext client
+//	disabled    closed                served
+//	permissive  handshake, served     served
+//	enforcing   handshake, served     closed
+//
+// The handshake, and in enforcing mode the wait for the first byte, is bounded by
+// HandshakeTimeout (10 s, Netty's default); in the other modes the first byte
+// waits up to ReadIdleTimeout, as a plaintext connection always did. A nil TLS
+// skips the sniff altogether: the plaintext path is the one that existed before.
+// A sniffed plaintext connection reads through a wrapper that replays the peeked
+// byte and still writes to the raw socket with writev. A TLS connection writes
+// each batch through a 64 KiB buffer (a tls.Conn would make one record and one
+// syscall per slice otherwise) and exposes its handshake as Conn.TLS().
+//
+// The certificate comes from a CertSource, which stats the PEM files at most once
+// a second during handshakes and reloads them when their mtime or size changed;
+// a pair that fails to load is logged and the previous one kept. ClientAuth
+// (none, optional, require) checks client certificates against ClientCAFile.
+//
+// ClientConfig.TLS dials TLS; ClientTLS builds that config from PEM files (a
+// client certificate, and a CA to verify the server, or none to trust any server
+// like RocketMQ's clients by default). transport/devcert makes throw-away
+// certificates for tests and `rocketraft dev --tls`.
+//
+//	srv := transport.NewServer(transport.ServerConfig{Addr: ":10911", Logger: log,
+//		TLS: &transport.TLSConfig{Mode: transport.TLSEnforcing, CertFile: "node.pem", KeyFile: "node.key"}}, h)
+//	tlsCfg, err := transport.ClientTLS("", "", "ca.pem", log) // verify the server against ca.pem
+//	cli := transport.NewClient(transport.ClientConfig{TLS: tlsCfg})
+//
 // # Usage
 //
 //	srv := transport.NewServer(transport.ServerConfig{Addr: ":10911", Logger: log},

@@ -2,8 +2,10 @@ package transport
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -25,6 +27,10 @@ type ServerConfig struct {
 
 	MaxInFlightPerConn int           // default DefaultMaxInFlight
 	ShutdownTimeout    time.Duration // default DefaultShutdownTimeout
+
+	// TLS, when set, sniffs the first byte of every connection and applies its
+	// Mode (tls.go); nil serves plaintext only, exactly as before TLS existed.
+	TLS *TLSConfig
 }
 
 // Server accepts remoting connections and dispatches their requests to a Handler.
@@ -36,14 +42,18 @@ type Server struct {
 	ctx    context.Context // parent of every connection's context
 	cancel context.CancelFunc
 
-	handlers sync.WaitGroup // running handler goroutines of every connection
-	accept   sync.WaitGroup
+	handlers   sync.WaitGroup // running handler goroutines of every connection
+	accept     sync.WaitGroup
+	handshakes sync.WaitGroup // sniff goroutines (TLS configured only)
+	tls        *tls.Config    // server side of the handshake; nil without TLS or when disabled
+	certs      *CertSource    // behind tls.GetCertificate; nil when tls is
 
-	mu      sync.Mutex
-	ln      net.Listener
-	conns   map[uint64]*Conn
-	started bool
-	closed  bool
+	mu       sync.Mutex
+	ln       net.Listener
+	conns    map[uint64]*Conn
+	sniffing map[net.Conn]struct{} // accepted, not yet sniffed or handshaken
+	started  bool
+	closed   bool
 }
 
 // NewServer returns a server that is not listening yet; call Start.
@@ -70,12 +80,13 @@ func NewServer(cfg ServerConfig, h Handler) *Server {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
-		cfg:     cfg,
-		handler: h,
-		logger:  cfg.Logger.Named("remoting"),
-		ctx:     ctx,
-		cancel:  cancel,
-		conns:   make(map[uint64]*Conn),
+		cfg:      cfg,
+		handler:  h,
+		logger:   cfg.Logger.Named("remoting"),
+		ctx:      ctx,
+		cancel:   cancel,
+		conns:    make(map[uint64]*Conn),
+		sniffing: make(map[net.Conn]struct{}),
 	}
 }
 
@@ -86,13 +97,27 @@ func (s *Server) Start() error {
 	if s.started || s.closed {
 		return fmt.Errorf("start remoting server addr=%s: %w", s.cfg.Addr, ErrServerClosed)
 	}
+	if s.cfg.TLS != nil {
+		tc, err := s.cfg.TLS.withDefaults()
+		if err != nil {
+			return fmt.Errorf("start remoting server addr=%s: %w", s.cfg.Addr, err)
+		}
+		if s.tls, err = tc.serverTLS(s); err != nil {
+			return fmt.Errorf("start remoting server addr=%s: %w", s.cfg.Addr, err)
+		}
+		s.cfg.TLS = &tc
+	}
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen remoting addr=%s: %w", s.cfg.Addr, err)
 	}
 	s.ln = ln
 	s.started = true
-	s.logger.Info("listening", "addr", ln.Addr().String())
+	if s.cfg.TLS != nil {
+		s.logger.Info("listening", "addr", ln.Addr().String(), "tlsMode", s.cfg.TLS.Mode, "clientAuth", s.cfg.TLS.ClientAuth)
+	} else {
+		s.logger.Info("listening", "addr", ln.Addr().String())
+	}
 	s.accept.Add(1)
 	go s.acceptLoop(ln)
 	return nil
@@ -124,11 +149,29 @@ func (s *Server) acceptLoop(ln net.Listener) {
 			continue
 		}
 		backoff = 0
-		s.serveConn(nc)
+		if s.cfg.TLS == nil {
+			s.serveConn(nc, nil, nil)
+			continue
+		}
+		// The sniff reads from the socket, so it must not run on the accept loop.
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			_ = nc.Close()
+			continue
+		}
+		s.sniffing[nc] = struct{}{}
+		s.handshakes.Add(1)
+		s.mu.Unlock()
+		go s.sniff(nc)
 	}
 }
 
-func (s *Server) serveConn(nc net.Conn) {
+// serveConn registers and starts a Conn over nc. reader, when set, replaces nc
+// for reads (the sniffed plaintext case); state is the handshake's outcome on a
+// TLS connection. It reports whether the connection was taken; if not, nc is
+// closed by the caller (the accept loop's own path closes it here).
+func (s *Server) serveConn(nc net.Conn, reader io.Reader, state *tls.ConnectionState) bool {
 	c := newConn(s.ctx, nc, connOptions{
 		maxFrame:     s.cfg.MaxFrameSize,
 		readIdle:     s.cfg.ReadIdleTimeout,
@@ -138,17 +181,25 @@ func (s *Server) serveConn(nc net.Conn) {
 		logger:       s.logger,
 		handlers:     &s.handlers,
 		onClose:      s.connClosed,
+		reader:       reader,
+		tlsState:     state,
 	})
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		_ = nc.Close()
-		return
+		return false
 	}
 	s.conns[c.id] = c
 	s.mu.Unlock()
-	c.logger.Debug("connection accepted")
+	if state != nil {
+		c.logger.Debug("connection accepted", "tls", tls.VersionName(state.Version), "cipher", tls.CipherSuiteName(state.CipherSuite),
+			"clientCert", len(state.PeerCertificates) > 0)
+	} else {
+		c.logger.Debug("connection accepted")
+	}
 	c.start()
+	return true
 }
 
 func (s *Server) connClosed(c *Conn) {
@@ -177,7 +228,15 @@ func (s *Server) Close() error {
 	if ln != nil {
 		_ = ln.Close()
 	}
-	s.accept.Wait() // every accepted connection is registered and started after this
+	s.accept.Wait() // nothing is accepted after this
+	// Connections still sniffing or handshaking: close them and wait for their
+	// goroutines, which then find s.closed set and register nothing.
+	s.mu.Lock()
+	for nc := range s.sniffing {
+		_ = nc.Close()
+	}
+	s.mu.Unlock()
+	s.handshakes.Wait() // every accepted connection is registered and started after this
 	s.cancel()
 	s.mu.Lock()
 	conns := make([]*Conn, 0, len(s.conns))

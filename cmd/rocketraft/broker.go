@@ -165,6 +165,14 @@ func runBroker(cfg config.Broker) error {
 		}
 		log.Info("access control on", "aclFile", cfg.ACLFile, "accounts", len(bcfg.ACL.AccessKeys()))
 	}
+	if bcfg.TLS, err = serverTLS(cfg.TLS); err != nil {
+		_ = n.Close()
+		return err
+	}
+	if bcfg.ClientTLS, err = brokerClientTLS(cfg, log); err != nil {
+		_ = n.Close()
+		return err
+	}
 	b, err := broker.New(bcfg, n.Store(), rep)
 	if err != nil {
 		_ = n.Close()

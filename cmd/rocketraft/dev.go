@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rocketraft/rocketraft/transport/devcert"
 )
 
 // devCluster describes the local cluster `rocketraft dev` runs: one nameserver and
@@ -23,6 +25,8 @@ type devCluster struct {
 	brokerPort  int
 	raftPort    int
 	segmentSize int64
+	tls         bool          // --tls: every client port enforcing TLS
+	certs       devcert.Files // set by run when tls
 	// acl turns access control on with fresh accounts (dev_acl.go).
 	acl         bool
 	aclFile     string
@@ -46,6 +50,7 @@ func newDevCommand() *cobra.Command {
 	f.IntVar(&d.brokerPort, "broker-port", 10911, "client port of the first node; node i of group g uses +100*g+10*i")
 	f.IntVar(&d.raftPort, "raft-port", 40911, "raft port of the first node, same spacing")
 	f.Int64Var(&d.segmentSize, "segment-size", 64<<20, "CommitLog segment size in bytes")
+	f.BoolVar(&d.tls, "tls", false, "make a throw-away CA and certificate under <data-dir>/tls and run every client port with tlsMode=enforcing")
 	f.BoolVar(&d.acl, "acl", false, "turn access control on: write plain_acl.yml with an admin and a client account and print them")
 	return cmd
 }
@@ -66,7 +71,7 @@ func (d *devCluster) writeConfigs() (namesrvConf string, brokerConfs []string, e
 		aclLines = []string{"aclEnable=true", "aclFile=" + d.aclFile}
 	}
 	namesrvConf = filepath.Join(confDir, "namesrv.conf")
-	ns := fmt.Sprintf("listenAddr=127.0.0.1\nlistenPort=%d\nadminListen=\n", d.namesrvPort)
+	ns := fmt.Sprintf("listenAddr=127.0.0.1\nlistenPort=%d\nadminListen=\n", d.namesrvPort) + strings.Join(append(d.tlsLines(false), ""), "\n")
 	if err := os.WriteFile(namesrvConf, []byte(ns), 0o644); err != nil {
 		return "", nil, err
 	}
@@ -96,6 +101,7 @@ func (d *devCluster) writeConfigs() (namesrvConf string, brokerConfs []string, e
 				// IndexFiles are allocated whole at creation; 42 MB instead of 420 MB per node.
 				"maxHashSlotNum=500000", "maxIndexNum=2000000",
 				fmt.Sprintf("adminListen=127.0.0.1:%d", d.brokerPort+100*g+10*i+2),
+				strings.Join(d.tlsLines(true), "\n"),
 			}, "\n") + "\n"
 			for _, l := range aclLines {
 				conf += l + "\n"
@@ -111,6 +117,13 @@ func (d *devCluster) writeConfigs() (namesrvConf string, brokerConfs []string, e
 }
 
 func (d *devCluster) run() error {
+	if d.tls {
+		certs, err := devcert.Write(filepath.Join(d.dataDir, "tls"), time.Now())
+		if err != nil {
+			return fmt.Errorf("dev: write certificates: %w", err)
+		}
+		d.certs = certs
+	}
 	namesrvConf, brokerConfs, err := d.writeConfigs()
 	if err != nil {
 		return fmt.Errorf("dev: write configs: %w", err)
@@ -176,6 +189,9 @@ func (d *devCluster) run() error {
 		}
 	}
 	fmt.Printf("  data, configs and logs under %s\n\n", d.dataDir)
+	if d.tls {
+		d.printTLS()
+	}
 	if d.acl {
 		printDevACL(d.aclAccounts, ns)
 	} else {

@@ -29,7 +29,11 @@ func newNamesrvCommand() *cobra.Command {
 				addr = listen
 			}
 			log := newLogger("namesrv", cfg.LogLevel)
-			srv := nameserver.New(nameserver.Config{ListenAddr: addr, BrokerExpireTimeout: cfg.BrokerExpireTimeout}, log)
+			tlsCfg, err := serverTLS(cfg.TLS)
+			if err != nil {
+				return err
+			}
+			srv := nameserver.New(nameserver.Config{ListenAddr: addr, BrokerExpireTimeout: cfg.BrokerExpireTimeout, TLS: tlsCfg}, log)
 			if err := srv.Start(); err != nil {
 				return err
 			}

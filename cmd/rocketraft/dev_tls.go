@@ -1,0 +1,45 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// tlsLines are the tls* keys of a dev node's config: every client port enforcing
+// TLS with the throw-away pair, and brokers dialling the nameserver and their
+// leader over TLS, verifying against the dev CA. nil without --tls.
+func (d *devCluster) tlsLines(broker bool) []string {
+	if !d.tls {
+		return nil
+	}
+	abs := func(p string) string {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return p
+		}
+		return a
+	}
+	lines := []string{
+		"tlsMode=enforcing",
+		"tlsServerCertPath=" + abs(d.certs.Cert),
+		"tlsServerKeyPath=" + abs(d.certs.Key),
+	}
+	if broker {
+		lines = append(lines, "tlsServerTrustCertPath="+abs(d.certs.CACert), "tlsClientEnable=true")
+	}
+	return lines
+}
+
+// printTLS tells the user that plaintext clients are refused and what to use.
+func (d *devCluster) printTLS() {
+	fmt.Printf("TLS is on (tlsMode=enforcing on the nameserver and every broker): clients must use TLS;\n")
+	fmt.Printf("plaintext connections are closed. The certificate is for 127.0.0.1, ::1 and localhost,\n")
+	fmt.Printf("signed by a CA made for this run:\n")
+	fmt.Printf("  CA           %s\n", d.certs.CACert)
+	fmt.Printf("  certificate  %s (key %s)\n", d.certs.Cert, d.certs.Key)
+	fmt.Printf("  Go client:   producer.WithTls(true) / consumer.WithTls(true) (it does not verify the certificate)\n")
+	fmt.Printf("  Java client: -Dtls.enable=true (add -Dtls.test.mode.enable=false -Dtls.client.authServer=true\n")
+	fmt.Printf("               -Dtls.client.trustCertPath=%s to verify it)\n", d.certs.CACert)
+	fmt.Printf("  The rocketraft bench and admin commands below do not dial TLS yet: against this\n")
+	fmt.Printf("  cluster they fail.\n\n")
+}
