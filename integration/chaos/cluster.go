@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/rocketraft/rocketraft/broker/auth"
 	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/nameserver"
 	"github.com/rocketraft/rocketraft/transport"
@@ -49,6 +50,11 @@ type Options struct {
 	DataDirs []string
 	// ExtraConfig lines ("key=value") are appended to every node's config.
 	ExtraConfig []string
+	// ACL, when set, is a plain_acl.yml document: every node runs with
+	// aclEnable=true on it, and the harness signs its own requests (runtime
+	// info, raw sends, pulls, the Go producers) with Credentials.
+	ACL         string
+	Credentials auth.Credentials
 }
 
 // Node is one broker process of the group with its addresses.
@@ -141,6 +147,14 @@ func newCluster(opts Options) (*Cluster, error) {
 			return nil, err
 		}
 	}
+	extra := opts.ExtraConfig
+	if opts.ACL != "" {
+		aclFile := filepath.Join(confDir, "plain_acl.yml")
+		if err := os.WriteFile(aclFile, []byte(opts.ACL), 0o600); err != nil {
+			return nil, err
+		}
+		extra = append(append([]string{}, extra...), "aclEnable=true", "aclFile="+aclFile)
+	}
 	nsConf := filepath.Join(confDir, "namesrv.conf")
 	if err := (proctest.NamesrvConfig{Addr: c.NSAddr, LogLevel: opts.LogLevel}).Write(nsConf); err != nil {
 		return nil, err
@@ -205,7 +219,7 @@ func newCluster(opts Options) (*Cluster, error) {
 			DefaultQueues:    4,
 			AdminListen:      nd.AdminAddr,
 			LogLevel:         opts.LogLevel,
-			Extra:            opts.ExtraConfig,
+			Extra:            extra,
 		}
 		path := filepath.Join(confDir, nd.ID+".conf")
 		if err := conf.Write(path); err != nil {
@@ -354,11 +368,17 @@ func (c *Cluster) WaitLeader(ctx context.Context, not, minListed int) (int, erro
 	}
 }
 
+// Sign adds the harness's credentials to a request's extFields (no-op
+// without Options.Credentials).
+func (c *Cluster) Sign(ext map[string]string, body []byte) map[string]string {
+	return c.opts.Credentials.SignExt(ext, body)
+}
+
 // RuntimeInfo is GET_BROKER_RUNTIME_INFO's table of node i.
 func (c *Cluster) RuntimeInfo(ctx context.Context, i int) (map[string]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	resp, err := c.TC.Invoke(ctx, c.Nodes[i].ClientAddr, transport.NewRequest(transport.GetBrokerRuntimeInfo, nil, nil))
+	resp, err := c.TC.Invoke(ctx, c.Nodes[i].ClientAddr, transport.NewRequest(transport.GetBrokerRuntimeInfo, c.Sign(nil, nil), nil))
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocketraft/rocketraft/broker/auth"
 	"github.com/rocketraft/rocketraft/store"
 	"github.com/rocketraft/rocketraft/transport"
 )
@@ -55,7 +56,10 @@ func classifyGoClientErr(err error) Outcome {
 // a producer that re-resolves the leader at once, unlike the Go client's 30 s
 // route refresh, so failover figures measure the broker rather than the client.
 type RawSender struct {
-	Name    string
+	Name string
+	// Creds, when set, sign this sender's sends instead of the cluster's
+	// credentials (a client account of an ACL scenario).
+	Creds   *auth.Credentials
 	c       *Cluster
 	tc      *transport.Client
 	timeout time.Duration
@@ -151,7 +155,11 @@ func (s *RawSender) send(ctx context.Context, addr string, q QueueKey, body stri
 	for k, v := range extra {
 		ext[k] = v
 	}
-	return s.tc.Invoke(ctx, addr, transport.NewRequest(transport.SendMessage, ext, []byte(body)))
+	signed := s.c.Sign(ext, []byte(body))
+	if s.Creds != nil {
+		signed = s.Creds.SignExt(ext, []byte(body))
+	}
+	return s.tc.Invoke(ctx, addr, transport.NewRequest(transport.SendMessage, signed, []byte(body)))
 }
 
 // ErrPull is returned when a pull answer cannot be used.
@@ -159,7 +167,7 @@ var ErrPull = errors.New("pull failed")
 
 // Pull reads up to 32 messages of q from offset at addr with an in-band
 // subscription "*". It returns the (offset, body) pairs and the next offset.
-func Pull(ctx context.Context, tc *transport.Client, addr string, q QueueKey, offset int64) ([]int64, []string, int64, error) {
+func Pull(ctx context.Context, c *Cluster, tc *transport.Client, addr string, q QueueKey, offset int64) ([]int64, []string, int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	ext := map[string]string{
@@ -175,7 +183,7 @@ func Pull(ctx context.Context, tc *transport.Client, addr string, q QueueKey, of
 		"subVersion":           "0",
 		"expressionType":       "TAG",
 	}
-	resp, err := tc.Invoke(ctx, addr, transport.NewRequest(transport.PullMessage, ext, nil))
+	resp, err := tc.Invoke(ctx, addr, transport.NewRequest(transport.PullMessage, c.Sign(ext, nil), nil))
 	if err != nil {
 		return nil, nil, offset, err
 	}

@@ -95,6 +95,7 @@ func StartWorkload(ctx context.Context, c *Cluster, opts WorkloadOptions) (*Work
 			producer.WithRetry(0),
 			producer.WithSendMsgTimeout(opts.SendTimeout),
 			producer.WithQueueSelector(producer.NewManualQueueSelector()),
+			producer.WithCredentials(primitive.Credentials{AccessKey: c.opts.Credentials.AccessKey, SecretKey: c.opts.Credentials.SecretKey}),
 		)
 		if err != nil {
 			w.Stop()
@@ -198,7 +199,7 @@ func (w *Workload) read(tc *transport.Client, q QueueKey) {
 			time.Sleep(200 * time.Millisecond)
 			continue
 		}
-		offs, ids, nn, err := Pull(ctx, tc, addr, q, next)
+		offs, ids, nn, err := Pull(ctx, w.c, tc, addr, q, next)
 		if err != nil {
 			session++
 			time.Sleep(200 * time.Millisecond)
@@ -266,7 +267,7 @@ func (w *Workload) Drain(ctx context.Context) (map[QueueKey][]string, error) {
 		q := QueueKey{w.opts.Topic, int32(qi)}
 		var ids []string
 		for off := int64(0); ; {
-			offs, got, next, err := Pull(ctx, tc, addr, q, off)
+			offs, got, next, err := Pull(ctx, w.c, tc, addr, q, off)
 			if err != nil {
 				return nil, fmt.Errorf("drain %s at %d: %w", q, off, err)
 			}
