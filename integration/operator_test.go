@@ -214,3 +214,43 @@ func TestDevClusterWithACL(t *testing.T) {
 		}
 	}
 }
+
+// TestDevClusterWithTLS: `rocketraft dev --tls` prints examples that reach its
+// enforcing ports (bench produce and admin verifying the servers against the
+// dev CA, bench consume with the Go client's unverified TLS); the same produce
+// without --tls is refused.
+func TestDevClusterWithTLS(t *testing.T) {
+	d := startDev(t, "--tls")
+	env, produce := d.example("bench", "produce")
+	_, consume := d.example("bench", "consume")
+	_, cluster := d.example("admin", "cluster")
+	for _, ex := range [][]string{produce, cluster} {
+		if !strings.Contains(strings.Join(ex, " "), "--tls --tls-ca "+filepath.Join(d.dir, "tls", "ca.pem")) {
+			t.Fatalf("example %v does not verify against the dev CA:\n%s", ex, d.out.String())
+		}
+	}
+	if got := d.mustRun(env, produce); !strings.Contains(got, "summary: 1000 ok, 0 failed") {
+		t.Fatalf("TLS produce example:\n%s", got)
+	}
+	if got := d.mustRun(env, consume); !strings.Contains(got, "summary: 1000 ok") {
+		t.Fatalf("TLS consume example:\n%s", got)
+	}
+	if got := d.mustRun(env, cluster); !strings.Contains(got, "LEADER") {
+		t.Fatalf("TLS admin cluster example:\n%s", got)
+	}
+	var plain []string
+	for i := 0; i < len(produce); i++ {
+		switch produce[i] {
+		case "--tls":
+			continue
+		case "--tls-ca":
+			i++
+			continue
+		}
+		plain = append(plain, produce[i])
+	}
+	plain[len(plain)-1] = "10" // --count
+	if got, err := d.run(env, plain, false); err == nil || strings.Contains(got, "summary: 10 ok") {
+		t.Fatalf("plaintext produce against tlsMode=enforcing was not refused (err=%v):\n%s", err, got)
+	}
+}

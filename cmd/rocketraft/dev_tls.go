@@ -40,6 +40,18 @@ func (d *devCluster) printTLS() {
 	fmt.Printf("  Go client:   producer.WithTls(true) / consumer.WithTls(true) (it does not verify the certificate)\n")
 	fmt.Printf("  Java client: -Dtls.enable=true (add -Dtls.test.mode.enable=false -Dtls.client.authServer=true\n")
 	fmt.Printf("               -Dtls.client.trustCertPath=%s to verify it)\n", d.certs.CACert)
-	fmt.Printf("  The rocketraft bench and admin commands below do not dial TLS yet: against this\n")
-	fmt.Printf("  cluster they fail.\n\n")
+	fmt.Printf("  rocketraft:  --tls, and --tls-ca to verify (bench consume runs the Go client: --tls only)\n\n")
+}
+
+// exampleTLS are the flags a printed example needs to reach this cluster:
+// " --tls --tls-ca <ca>" for a command that can verify the server, " --tls"
+// for one that cannot, "" without --tls.
+func (d *devCluster) exampleTLS(verify bool) string {
+	switch {
+	case !d.tls:
+		return ""
+	case verify:
+		return " --tls --tls-ca " + d.certs.CACert
+	}
+	return " --tls"
 }
