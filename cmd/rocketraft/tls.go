@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/tls"
 	"fmt"
+	"net"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/pflag"
@@ -39,6 +40,18 @@ func brokerClientTLS(cfg config.Broker, log hclog.Logger) (*tls.Config, error) {
 		return nil, nil
 	}
 	return transport.ClientTLS(cfg.TLS.CertPath, cfg.TLS.KeyPath, cfg.TLS.TrustCertPath, log.Named("tls-client"))
+}
+
+// raftStream is the raft port's stream layer: mutual TLS against the group's
+// CA (tlsServerTrustCertPath) with raftTlsEnable, plain TCP without.
+func raftStream(cfg config.Broker, bind string, advertise net.Addr, log hclog.Logger) (*transport.StreamLayer, error) {
+	if !cfg.RaftTLSEnable {
+		return transport.NewTCPStreamLayer(bind, advertise)
+	}
+	return transport.NewTLSStreamLayer(bind, advertise, transport.StreamTLS{
+		CertFile: cfg.TLS.CertPath, KeyFile: cfg.TLS.KeyPath, CAFile: cfg.TLS.TrustCertPath,
+		Logger: log.Named("raft-tls"),
+	})
 }
 
 // clientTLSFlags are --tls and --tls-ca of the admin and bench commands.
