@@ -100,6 +100,9 @@ type Broker struct {
 	// TLSClientEnable (tlsClientEnable): this node's outbound remoting connections
 	// (nameservers, the leader) dial TLS.
 	TLSClientEnable bool
+	// RaftTLSEnable (raftTlsEnable): mutual TLS on the raft port, with the
+	// node's TLS.CertPath/KeyPath and TLS.TrustCertPath as the group's CA.
+	RaftTLSEnable bool
 
 	ConsumerOffsetFlushInterval time.Duration // consumerOffsetFlushInterval
 	AdminListen                 string        // adminListen: HTTP metrics/health; "" disables

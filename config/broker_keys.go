@@ -458,6 +458,35 @@ var brokerKeys = []keySpec[Broker]{
 		},
 		get: func(b *Broker) string { return btoa(b.TLSClientEnable) },
 	},
+	{
+		name: "raftTlsEnable", doc: "Mutual TLS on the raft port (dLegerPeers): peers dialling in must present a certificate signed by tlsServerTrustCertPath (the group's CA), and peers dialled are verified against it, including the raft host as a certificate SAN; this node serves and presents tlsServerCertPath (needs the serverAuth and clientAuth usages), reloaded on change. Independent of tlsMode. All nodes of a group must agree: a plain and a TLS node cannot talk.",
+		set: func(b *Broker, s string) error {
+			v, err := parseBool(s)
+			if err != nil {
+				return err
+			}
+			b.RaftTLSEnable = v
+			return nil
+		},
+		get: func(b *Broker) string { return btoa(b.RaftTLSEnable) },
+		check: func(b *Broker) string {
+			if !b.RaftTLSEnable {
+				return ""
+			}
+			var missing []string
+			for _, k := range []struct{ name, val string }{
+				{"tlsServerCertPath", b.TLS.CertPath}, {"tlsServerKeyPath", b.TLS.KeyPath}, {"tlsServerTrustCertPath", b.TLS.TrustCertPath},
+			} {
+				if k.val == "" {
+					missing = append(missing, k.name)
+				}
+			}
+			if len(missing) > 0 {
+				return "needs " + strings.Join(missing, ", ") + " (the node's pair and the group's CA)"
+			}
+			return ""
+		},
+	},
 
 	// Raft (our own keys). Minimums are hashicorp/raft's ValidateConfig rules,
 	// checked here so the operator sees the key name instead of a raft error.

@@ -51,6 +51,7 @@ func TestKeyDocsComplete(t *testing.T) {
 		"transactionTimeOut", "transactionCheckInterval", "transactionCheckMax", "longPollingEnable",
 		"maxIndexNum", "maxHashSlotNum", "aclEnable", "aclFile",
 		"tlsMode", "tlsServerCertPath", "tlsServerKeyPath", "tlsServerTrustCertPath", "tlsServerNeedClientAuth", "tlsClientEnable",
+		"raftTlsEnable",
 		"raftHeartbeatTimeout", "raftElectionTimeout", "raftLeaderLeaseTimeout", "raftCommitTimeout",
 		"raftSnapshotInterval", "raftSnapshotThreshold", "raftTrailingLogs", "raftLogStore", "raftMaxAppendEntries",
 		"groupCommitMaxBytes", "groupCommitMaxMessages", "groupCommitMaxPending",

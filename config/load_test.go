@@ -72,6 +72,7 @@ func testdataBroker() Broker {
 			TrustCertPath: "testdata/tls/ca.pem", NeedClientAuth: "optional",
 		},
 		TLSClientEnable:             true,
+		RaftTLSEnable:               true,
 		ConsumerOffsetFlushInterval: 5 * time.Second,
 		AdminListen:                 "0.0.0.0:20913",
 		LogLevel:                    "debug",

@@ -77,6 +77,10 @@ func TestEachRule(t *testing.T) {
 			"tlsServerTrustCertPath", "", "required when tlsServerNeedClientAuth=require"},
 		{"tlsServerNeedClientAuth=always", "tlsServerNeedClientAuth", "always", "must be one of none|optional|require"},
 		{"tlsClientEnable=yes", "tlsClientEnable", "yes", "must be true or false"},
+		{"raftTlsEnable=on", "raftTlsEnable", "on", "must be true or false"},
+		{"raftTlsEnable=true\ntlsServerCertPath=" + tlsCert + "\ntlsServerKeyPath=" + tlsKey, "raftTlsEnable", "true",
+			"needs tlsServerTrustCertPath (the node's pair and the group's CA)"},
+		{"raftTlsEnable=true", "raftTlsEnable", "true", "needs tlsServerCertPath, tlsServerKeyPath, tlsServerTrustCertPath"},
 		{"raftHeartbeatTimeout=1000", "raftHeartbeatTimeout", "1000", "must be a duration with a unit"},
 		{"raftElectionTimeout=1ms", "raftElectionTimeout", "1ms", "must be at least 5ms"},
 		{"raftElectionTimeout=500ms", "raftElectionTimeout", "500ms", "must be at least raftHeartbeatTimeout (1s)"},
@@ -242,6 +246,14 @@ func TestTLSKeysParse(t *testing.T) {
 	}
 	if DefaultBroker().TLS.Enabled() || DefaultNamesrv().TLS.Enabled() {
 		t.Error("TLS is on by default")
+	}
+	// Raft TLS alone: the client port stays plaintext.
+	rb, err := ParseBroker([]byte("raftTlsEnable=true\ntlsServerCertPath="+tlsCert+"\ntlsServerKeyPath="+tlsKey+"\ntlsServerTrustCertPath="+tlsCA+"\n"), FormatProperties)
+	if err != nil || !rb.RaftTLSEnable || rb.TLS.Enabled() {
+		t.Errorf("raft-only TLS: %+v %v", rb.TLS, err)
+	}
+	if DefaultBroker().RaftTLSEnable {
+		t.Error("raft TLS is on by default")
 	}
 	// A client-only node: outbound TLS with a client certificate, no TLS port.
 	if _, err := ParseBroker([]byte("tlsClientEnable=true\ntlsServerCertPath="+tlsCert+"\ntlsServerKeyPath="+tlsKey+"\n"), FormatProperties); err != nil {

@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -211,6 +212,84 @@ func TestDevClusterWithACL(t *testing.T) {
 			if strings.Contains(string(data), secret) {
 				t.Errorf("%s contains a secret key", l)
 			}
+		}
+	}
+}
+
+// TestDevClusterWithTLS: `rocketraft dev --tls` prints examples that reach its
+// enforcing ports (bench produce and admin verifying the servers against the
+// dev CA, bench consume with the Go client's unverified TLS); the same produce
+// without --tls is refused.
+func TestDevClusterWithTLS(t *testing.T) {
+	d := startDev(t, "--tls")
+	env, produce := d.example("bench", "produce")
+	_, consume := d.example("bench", "consume")
+	_, cluster := d.example("admin", "cluster")
+	for _, ex := range [][]string{produce, cluster} {
+		if !strings.Contains(strings.Join(ex, " "), "--tls --tls-ca "+filepath.Join(d.dir, "tls", "ca.pem")) {
+			t.Fatalf("example %v does not verify against the dev CA:\n%s", ex, d.out.String())
+		}
+	}
+	if got := d.mustRun(env, produce); !strings.Contains(got, "summary: 1000 ok, 0 failed") {
+		t.Fatalf("TLS produce example:\n%s", got)
+	}
+	if got := d.mustRun(env, consume); !strings.Contains(got, "summary: 1000 ok") {
+		t.Fatalf("TLS consume example:\n%s", got)
+	}
+	if got := d.mustRun(env, cluster); !strings.Contains(got, "LEADER") {
+		t.Fatalf("TLS admin cluster example:\n%s", got)
+	}
+	var plain []string
+	for i := 0; i < len(produce); i++ {
+		switch produce[i] {
+		case "--tls":
+			continue
+		case "--tls-ca":
+			i++
+			continue
+		}
+		plain = append(plain, produce[i])
+	}
+	plain[len(plain)-1] = "10" // --count
+	if got, err := d.run(env, plain, false); err == nil || strings.Contains(got, "summary: 10 ok") {
+		t.Fatalf("plaintext produce against tlsMode=enforcing was not refused (err=%v):\n%s", err, got)
+	}
+
+	// The raft ports run mutual TLS: a plaintext peer is refused at the
+	// handshake, and the node logs who and why.
+	var raftAddr string
+	for _, f := range strings.Fields(d.out.String()) {
+		if raftAddr == "" && strings.HasPrefix(f, "127.0.0.1:") && strings.Contains(d.out.String(), "raft "+f) {
+			raftAddr = f
+		}
+	}
+	conn, err := net.DialTimeout("tcp", raftAddr, 2*time.Second)
+	if err != nil {
+		t.Fatalf("dial raft port %q: %v", raftAddr, err)
+	}
+	defer conn.Close()
+	// rpcAppendEntries, then the start of a msgpack map: what a plain raft peer sends first.
+	_, _ = conn.Write(append([]byte{0, 0x83, 0xa4}, "Term"...))
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := conn.Read(make([]byte, 64)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("raft port did not close a plaintext peer: read %d bytes, %v", n, err)
+	}
+	refusal := "remote=" + conn.LocalAddr().String()
+	logged := func() bool {
+		logs, _ := filepath.Glob(filepath.Join(d.dir, "logs", "broker-*.log"))
+		for _, l := range logs {
+			data, _ := os.ReadFile(l)
+			for _, line := range strings.Split(string(data), "\n") {
+				if strings.Contains(line, "raft peer refused") && strings.Contains(line, refusal) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for deadline := time.Now().Add(5 * time.Second); !logged(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no broker logged the refused raft peer %s (raft port %s)", conn.LocalAddr(), raftAddr)
 		}
 	}
 }

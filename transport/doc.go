@@ -138,5 +138,14 @@
 //		transport.NewRequest(transport.GetRouteInfoByTopic, map[string]string{"topic": "T"}, nil))
 //
 // For raft, NewTCPStreamLayer(bind, advertise) wrapped in raft.NewNetworkTransport gives
-// the inter-node transport on its own port.
+// the inter-node transport on its own port. NewTLSStreamLayer (raftstream_tls.go) is the
+// same with mutual TLS against the group's CA (StreamTLS): its own accept loop hands each
+// connection to a goroutine that handshakes under HandshakeTimeout, and only verified
+// connections reach raft's Accept; a failed handshake, inbound or outbound, is logged with
+// the remote address and the reason. Dial verifies the peer's certificate against the CA
+// and the dialled host, and presents this node's pair (one CertSource for both sides).
+//
+//	sl, err := transport.NewTLSStreamLayer(":40911", advertise, transport.StreamTLS{
+//		CertFile: "node.pem", KeyFile: "node.key", CAFile: "group-ca.pem", Logger: log})
+//	trans := raft.NewNetworkTransportWithLogger(sl, 3, 10*time.Second, log)
 package transport

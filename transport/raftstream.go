@@ -1,23 +1,29 @@
 package transport
 
 import (
+	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 )
 
 // ErrInvalidAdvertise: the address a stream layer advertises cannot be dialled by peers.
 var ErrInvalidAdvertise = errors.New("transport: advertise address not dialable")
 
-// StreamLayer is a raft.StreamLayer over plain TCP on its own port (not the remoting
+// StreamLayer is a raft.StreamLayer over TCP on its own port (not the remoting
 // port): raft's NetworkTransport frames its own RPCs on the connections it accepts and
-// dials here. Wrap it with raft.NewNetworkTransport.
+// dials here. Wrap it with raft.NewNetworkTransport. Plain TCP from NewTCPStreamLayer,
+// mutual TLS from NewTLSStreamLayer (raftstream_tls.go).
 type StreamLayer struct {
 	ln        net.Listener
 	advertise net.Addr
+	tls       *streamTLS // nil: plain TCP
 }
 
 var _ raft.StreamLayer = (*StreamLayer)(nil)
@@ -47,21 +53,134 @@ func NewTCPStreamLayer(bindAddr string, advertise net.Addr) (*StreamLayer, error
 	return &StreamLayer{ln: ln, advertise: tcp}, nil
 }
 
-// Accept waits for the next inbound raft connection.
-func (s *StreamLayer) Accept() (net.Conn, error) { return s.ln.Accept() }
+// Accept waits for the next inbound raft connection; with TLS, the next one
+// whose handshake verified the peer.
+func (s *StreamLayer) Accept() (net.Conn, error) {
+	if s.tls != nil {
+		return s.tls.accept()
+	}
+	return s.ln.Accept()
+}
 
-// Close stops listening. Established connections belong to raft's transport.
-func (s *StreamLayer) Close() error { return s.ln.Close() }
+// Close stops listening (and with TLS, cancels the handshakes in progress).
+// Established connections belong to raft's transport.
+func (s *StreamLayer) Close() error {
+	if s.tls != nil {
+		s.tls.close()
+	}
+	return s.ln.Close()
+}
 
 // Addr is the advertised address.
 func (s *StreamLayer) Addr() net.Addr { return s.advertise }
 
-// Dial connects to a peer's stream layer.
+// Dial connects to a peer's stream layer; with TLS the handshake, which
+// verifies the peer against the group's CA, is part of the dial and of its timeout.
 func (s *StreamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	if s.tls != nil {
+		return s.tls.dial(address, timeout)
+	}
 	d := net.Dialer{Timeout: timeout}
 	nc, err := d.Dial("tcp", string(address))
 	if err != nil {
 		return nil, fmt.Errorf("raft stream dial addr=%s: %w", address, err)
 	}
 	return nc, nil
+}
+
+// streamTLS is the TLS side of a StreamLayer. An accept loop of its own takes
+// connections from the listener and handshakes each in its own goroutine, so a
+// peer that stalls or fails its handshake never holds up raft's accept loop
+// (which backs off after every Accept error) and never reaches raft at all.
+type streamTLS struct {
+	server, client *tls.Config
+	timeout        time.Duration
+	log            hclog.Logger
+
+	ctx    context.Context // cancelled by close: stops the loop and pending handshakes
+	cancel context.CancelFunc
+	once   sync.Once
+	// ready carries verified connections and listener errors to Accept.
+	ready chan acceptResult
+}
+
+type acceptResult struct {
+	conn net.Conn
+	err  error
+}
+
+func (t *streamTLS) acceptLoop(ln net.Listener) {
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if t.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Hand the error to raft, whose Accept loop backs off before it asks again.
+			select {
+			case t.ready <- acceptResult{err: err}:
+			case <-t.ctx.Done():
+				return
+			}
+			continue
+		}
+		go t.handshake(nc)
+	}
+}
+
+func (t *streamTLS) handshake(nc net.Conn) {
+	conn := tls.Server(nc, t.server)
+	ctx, cancel := context.WithTimeout(t.ctx, t.timeout)
+	err := conn.HandshakeContext(ctx)
+	cancel()
+	if err != nil {
+		_ = nc.Close()
+		if t.ctx.Err() == nil {
+			t.log.Warn("raft peer refused: TLS handshake failed", "remote", nc.RemoteAddr().String(), "error", err)
+		}
+		return
+	}
+	select {
+	case t.ready <- acceptResult{conn: conn}:
+	case <-t.ctx.Done():
+		_ = conn.Close()
+	}
+}
+
+func (t *streamTLS) accept() (net.Conn, error) {
+	select {
+	case r := <-t.ready:
+		return r.conn, r.err
+	case <-t.ctx.Done():
+		return nil, fmt.Errorf("raft stream accept: %w", net.ErrClosed)
+	}
+}
+
+func (t *streamTLS) close() { t.once.Do(t.cancel) }
+
+func (t *streamTLS) dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(t.ctx, timeout)
+	defer cancel()
+	d := net.Dialer{}
+	nc, err := d.DialContext(ctx, "tcp", string(address))
+	if err != nil {
+		return nil, fmt.Errorf("raft stream dial addr=%s: %w", address, err)
+	}
+	cfg := t.client
+	if host, _, err := net.SplitHostPort(string(address)); err == nil {
+		cfg = cfg.Clone()
+		cfg.ServerName = host // verified against the certificate's IP or DNS names
+	}
+	conn := tls.Client(nc, cfg)
+	hctx, hcancel := context.WithTimeout(ctx, t.timeout)
+	err = conn.HandshakeContext(hctx)
+	hcancel()
+	if err != nil {
+		_ = nc.Close()
+		if t.ctx.Err() == nil {
+			t.log.Warn("raft peer refused: TLS handshake failed", "remote", string(address), "error", err)
+		}
+		return nil, fmt.Errorf("raft stream dial addr=%s: TLS handshake: %w", address, err)
+	}
+	return conn, nil
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/rocketraft/rocketraft/broker/node"
 	"github.com/rocketraft/rocketraft/internal/testcluster"
+	"github.com/rocketraft/rocketraft/transport"
+	"github.com/rocketraft/rocketraft/transport/devcert"
 )
 
 func TestReplicatesConcurrentProducers(t *testing.T) {
@@ -51,6 +53,30 @@ func TestReplicatesOverLoopbackTCP(t *testing.T) {
 	c.StopNode(f.ID)
 	produce(t, c, h, 16, 16, 8, nil)
 	c.RestartNode(f.ID)
+	c.AssertReplicasIdentical()
+	verifyAcks(t, c, h)
+}
+
+// TestReplicatesOverMutualTLS: a group whose raft port runs mutual TLS
+// (raftTlsEnable) elects a leader, replicates, and a restarted follower
+// handshakes again and catches up.
+func TestReplicatesOverMutualTLS(t *testing.T) {
+	certs, err := devcert.Write(t.TempDir(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := testcluster.New(t, 3, testcluster.Options{TCP: true, FastTimings: true,
+		RaftTLS: &transport.StreamTLS{CertFile: certs.Cert, KeyFile: certs.Key, CAFile: certs.CACert}})
+	c.CreateTopic(testTopic, 4)
+	h := &history{}
+	produce(t, c, h, 8, 32, 4, nil)
+	f := follower(c)
+	c.StopNode(f.ID)
+	produce(t, c, h, 8, 8, 4, nil)
+	c.RestartNode(f.ID)
+	if len(h.acks) != 8*40 {
+		t.Fatalf("acks %d failed %d unknown %d", len(h.acks), h.failed.Load(), h.unknown.Load())
+	}
 	c.AssertReplicasIdentical()
 	verifyAcks(t, c, h)
 }

@@ -20,23 +20,32 @@ type adminFlags struct {
 	group   string // broker group (brokerName)
 	cluster string
 	creds   credentialFlags
+	tls     clientTLSFlags
 }
 
-func (f *adminFlags) client() *admin.Client {
+func (f *adminFlags) client() (*admin.Client, error) {
 	var addrs []string
 	for _, a := range strings.Split(f.namesrv, ";") {
 		if a = strings.TrimSpace(a); a != "" {
 			addrs = append(addrs, a)
 		}
 	}
-	return admin.New(admin.Config{NamesrvAddrs: addrs, BrokerAddr: f.broker, Timeout: f.timeout, Credentials: f.creds.credentials()})
+	tlsCfg, err := f.tls.config()
+	if err != nil {
+		return nil, err
+	}
+	return admin.New(admin.Config{NamesrvAddrs: addrs, BrokerAddr: f.broker, Timeout: f.timeout, Credentials: f.creds.credentials(),
+		TLS: tlsCfg}), nil
 }
 
 // run builds a client, runs f with a context cancelled by Ctrl-C, and prints t.
 func (f *adminFlags) run(cmd *cobra.Command, do func(ctx context.Context, c *admin.Client) (admin.Table, error)) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	c := f.client()
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
 	defer c.Close()
 	t, err := do(ctx, c)
 	if len(t.Header) > 0 && (err == nil || len(t.Rows) > 0) {
@@ -55,6 +64,7 @@ func newAdminCommand() *cobra.Command {
 	pf.StringVarP(&f.broker, "broker", "b", "", "talk to this broker node only (host:port) instead of resolving through the nameserver")
 	pf.DurationVar(&f.timeout, "timeout", 5*time.Second, "timeout of one request")
 	f.creds.register(pf)
+	f.tls.register(pf, true)
 	cmd.AddCommand(adminClusterCommand(f), adminTopicCommand(f), adminGroupCommand(f), adminMessageCommand(f), adminRaftCommand(f),
 		adminACLCommand(f))
 	return cmd

@@ -18,14 +18,20 @@ func newBenchCommand() *cobra.Command {
 	var client, mode string
 	var duration, timeout time.Duration
 	var creds credentialFlags
+	var produceTLS, consumeTLS clientTLSFlags
 	produce := &cobra.Command{
 		Use:   "produce",
 		Short: "Send messages and print msgs/s, MB/s and latency each second, then a summary",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := bench.Produce(context.Background(), bench.ProduceOptions{
+			tlsCfg, err := produceTLS.config()
+			if err != nil {
+				return err
+			}
+			_, err = bench.Produce(context.Background(), bench.ProduceOptions{
 				Namesrv: strings.Split(namesrv, ";"), Topic: topic, Group: group, Producers: producers,
 				Count: count, Duration: duration, MessageSize: size, Batch: batch, Out: os.Stdout,
 				Client: bench.Client(client), Mode: bench.Mode(mode), Window: window, Credentials: creds.credentials(),
+				TLS: tlsCfg,
 			})
 			return err
 		},
@@ -34,8 +40,13 @@ func newBenchCommand() *cobra.Command {
 		Use:   "consume",
 		Short: "Consume a topic from the first offset and count what arrives",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := bench.Consume(context.Background(), bench.ConsumeOptions{
+			tlsCfg, err := consumeTLS.config()
+			if err != nil {
+				return err
+			}
+			_, err = bench.Consume(context.Background(), bench.ConsumeOptions{
 				Namesrv: strings.Split(namesrv, ";"), Topic: topic, Group: group, Count: count, Timeout: timeout, Out: os.Stdout, Credentials: creds.credentials(),
+				TLS: tlsCfg,
 			})
 			return err
 		},
@@ -46,6 +57,8 @@ func newBenchCommand() *cobra.Command {
 		c.Flags().IntVar(&count, "count", 0, "number of messages (0 = run for --duration)")
 		creds.register(c.Flags())
 	}
+	produceTLS.register(produce.Flags(), true)
+	consumeTLS.register(consume.Flags(), false)
 	produce.Flags().StringVar(&group, "group", "rocketraft_bench_producer", "producer group")
 	produce.Flags().IntVar(&producers, "producers", 16, "concurrent senders")
 	produce.Flags().IntVar(&size, "size", 1024, "message body size in bytes")

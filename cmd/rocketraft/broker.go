@@ -20,7 +20,6 @@ import (
 	"github.com/rocketraft/rocketraft/config"
 	"github.com/rocketraft/rocketraft/raftlog"
 	"github.com/rocketraft/rocketraft/store"
-	"github.com/rocketraft/rocketraft/transport"
 )
 
 func newBrokerCommand() *cobra.Command {
@@ -57,7 +56,7 @@ func nodeConfig(cfg config.Broker, log hclog.Logger) (node.Config, error) {
 	if err != nil {
 		return node.Config{}, fmt.Errorf("dLegerPeers: raft address %s of %s: %w", self.Addr, self.ID, err)
 	}
-	stream, err := transport.NewTCPStreamLayer(self.Addr, advertise)
+	stream, err := raftStream(cfg, self.Addr, advertise, log)
 	if err != nil {
 		return node.Config{}, err
 	}

@@ -193,12 +193,12 @@ func (d *devCluster) run() error {
 		d.printTLS()
 	}
 	if d.acl {
-		printDevACL(d.aclAccounts, ns)
+		printDevACL(d.aclAccounts, ns, d.exampleTLS(true), d.exampleTLS(false))
 	} else {
 		fmt.Printf("Try it (in another terminal):\n")
-		fmt.Printf("  ./bin/rocketraft bench produce --namesrv %s --topic TopicTest --count 1000\n", ns)
-		fmt.Printf("  ./bin/rocketraft bench consume --namesrv %s --topic TopicTest --group demo --count 1000\n", ns)
-		fmt.Printf("  ./bin/rocketraft admin cluster --namesrv %s\n", ns)
+		fmt.Printf("  ./bin/rocketraft bench produce --namesrv %s%s --topic TopicTest --count 1000\n", ns, d.exampleTLS(true))
+		fmt.Printf("  ./bin/rocketraft bench consume --namesrv %s%s --topic TopicTest --group demo --count 1000\n", ns, d.exampleTLS(false))
+		fmt.Printf("  ./bin/rocketraft admin cluster --namesrv %s%s\n", ns, d.exampleTLS(true))
 	}
 
 	sig := make(chan os.Signal, 1)

@@ -52,7 +52,8 @@ accounts:
 }
 
 // printDevACL tells the user which accounts exist and how to sign with them.
-func printDevACL(accounts []devAccount, ns string) {
+// tlsVerify and tlsPlain are the TLS flags of the examples (devCluster.exampleTLS).
+func printDevACL(accounts []devAccount, ns, tlsVerify, tlsPlain string) {
 	fmt.Printf("ACL is on (aclEnable=true): unsigned requests get NO_PERMISSION. Accounts:\n")
 	for _, a := range accounts {
 		fmt.Printf("  %-6s accessKey=%s secretKey=%s\n", a.role, a.accessKey, a.secretKey)
@@ -62,7 +63,7 @@ func printDevACL(accounts []devAccount, ns string) {
 		return fmt.Sprintf("%s=%s %s=%s", envAccessKey, a.accessKey, envSecretKey, a.secretKey)
 	}
 	fmt.Printf("\nTry it (in another terminal; --access-key/--secret-key work too):\n")
-	fmt.Printf("  %s ./bin/rocketraft bench produce --namesrv %s --topic TopicTest --count 1000\n", env(c), ns)
-	fmt.Printf("  %s ./bin/rocketraft bench consume --namesrv %s --topic TopicTest --group demo --count 1000\n", env(c), ns)
-	fmt.Printf("  %s ./bin/rocketraft admin cluster --namesrv %s\n", env(adm), ns)
+	fmt.Printf("  %s ./bin/rocketraft bench produce --namesrv %s%s --topic TopicTest --count 1000\n", env(c), ns, tlsVerify)
+	fmt.Printf("  %s ./bin/rocketraft bench consume --namesrv %s%s --topic TopicTest --group demo --count 1000\n", env(c), ns, tlsPlain)
+	fmt.Printf("  %s ./bin/rocketraft admin cluster --namesrv %s%s\n", env(adm), ns, tlsVerify)
 }

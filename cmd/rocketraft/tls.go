@@ -2,8 +2,11 @@ package main
 
 import (
 	"crypto/tls"
+	"fmt"
+	"net"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/pflag"
 
 	"github.com/rocketraft/rocketraft/config"
 	"github.com/rocketraft/rocketraft/transport"
@@ -37,4 +40,45 @@ func brokerClientTLS(cfg config.Broker, log hclog.Logger) (*tls.Config, error) {
 		return nil, nil
 	}
 	return transport.ClientTLS(cfg.TLS.CertPath, cfg.TLS.KeyPath, cfg.TLS.TrustCertPath, log.Named("tls-client"))
+}
+
+// raftStream is the raft port's stream layer: mutual TLS against the group's
+// CA (tlsServerTrustCertPath) with raftTlsEnable, plain TCP without.
+func raftStream(cfg config.Broker, bind string, advertise net.Addr, log hclog.Logger) (*transport.StreamLayer, error) {
+	if !cfg.RaftTLSEnable {
+		return transport.NewTCPStreamLayer(bind, advertise)
+	}
+	return transport.NewTLSStreamLayer(bind, advertise, transport.StreamTLS{
+		CertFile: cfg.TLS.CertPath, KeyFile: cfg.TLS.KeyPath, CAFile: cfg.TLS.TrustCertPath,
+		Logger: log.Named("raft-tls"),
+	})
+}
+
+// clientTLSFlags are --tls and --tls-ca of the admin and bench commands.
+type clientTLSFlags struct {
+	enable bool
+	caFile string
+}
+
+// register adds --tls, and --tls-ca when the command's client can verify a
+// server (bench consume runs the rocketmq-go client, which cannot).
+func (f *clientTLSFlags) register(fs *pflag.FlagSet, verify bool) {
+	if !verify {
+		fs.BoolVar(&f.enable, "tls", false, "dial the nameservers and brokers over TLS (needed when they run tlsMode=enforcing); the rocketmq-go client does not verify their certificates")
+		return
+	}
+	fs.BoolVar(&f.enable, "tls", false, "dial the nameservers and brokers over TLS (needed when they run tlsMode=enforcing)")
+	fs.StringVar(&f.caFile, "tls-ca", "", "with --tls: PEM CA file to verify the servers' certificates against; empty trusts any server (RocketMQ's client default)")
+}
+
+// config is the tls.Config to dial with, nil without --tls. --tls-ca alone is
+// an error rather than a silent plaintext run.
+func (f *clientTLSFlags) config() (*tls.Config, error) {
+	if !f.enable {
+		if f.caFile != "" {
+			return nil, fmt.Errorf("--tls-ca=%s needs --tls", f.caFile)
+		}
+		return nil, nil
+	}
+	return transport.ClientTLS("", "", f.caFile, nil)
 }

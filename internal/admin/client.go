@@ -3,6 +3,7 @@ package admin
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
@@ -43,7 +44,11 @@ type Config struct {
 	// Credentials sign every request to a broker (brokers with aclEnable=true
 	// refuse unsigned ones); zero sends unsigned requests.
 	Credentials auth.Credentials
-	Logger      hclog.Logger
+	// TLS, when set, makes every connection TLS, to brokers and nameservers
+	// alike (clusters with tlsMode=enforcing refuse plaintext);
+	// transport.ClientTLS builds it. nil dials plaintext.
+	TLS    *tls.Config
+	Logger hclog.Logger
 }
 
 // Client runs admin commands. Close it to drop its connections.
@@ -64,7 +69,7 @@ func New(cfg Config) *Client {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	tc := transport.NewClient(transport.ClientConfig{DialTimeout: cfg.Timeout, Logger: cfg.Logger.Named("admin")})
+	tc := transport.NewClient(transport.ClientConfig{DialTimeout: cfg.Timeout, TLS: cfg.TLS, Logger: cfg.Logger.Named("admin")})
 	return &Client{cfg: cfg, tc: tc, ns: nameserver.NewClient(tc)}
 }
 

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"sync/atomic"
@@ -22,7 +23,11 @@ type ConsumeOptions struct {
 	Timeout time.Duration // give up after this long
 	// Credentials sign every request (brokers with aclEnable=true).
 	Credentials auth.Credentials
-	Out         io.Writer
+	// TLS, when set, dials over TLS. The consumer is the rocketmq-go client,
+	// which cannot verify the server: a cfg that verifies is refused
+	// (ErrTLSVerifyUnsupported; see goClientTLS).
+	TLS *tls.Config
+	Out io.Writer
 }
 
 // Consume runs a clustering push consumer from the first offset and counts what
@@ -32,8 +37,13 @@ func Consume(ctx context.Context, o ConsumeOptions) (Result, error) {
 	if o.Group == "" {
 		o.Group = "rocketraft_bench_consumer"
 	}
+	useTLS, err := goClientTLS(o.TLS)
+	if err != nil {
+		return Result{}, err
+	}
 	c, err := rocketmq.NewPushConsumer(
 		consumer.WithNameServer(o.Namesrv),
+		consumer.WithTls(useTLS),
 		consumer.WithCredentials(primitive.Credentials{AccessKey: o.Credentials.AccessKey, SecretKey: o.Credentials.SecretKey}),
 		consumer.WithGroupName(o.Group),
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),

@@ -90,7 +90,7 @@ func encodeBatchBody(bodies [][]byte, props []string) []byte {
 
 // produceNative runs the load with the project's own client.
 func produceNative(ctx context.Context, o ProduceOptions) (Result, error) {
-	tc := transport.NewClient(transport.ClientConfig{DialTimeout: 3 * time.Second})
+	tc := transport.NewClient(transport.ClientConfig{DialTimeout: 3 * time.Second, TLS: o.TLS})
 	defer tc.Close()
 	ns := nameserver.NewClient(tc)
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)

@@ -1,7 +1,10 @@
 package bench
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/binary"
+	"errors"
 	"testing"
 	"time"
 
@@ -29,5 +32,19 @@ func TestPercentileAndHistogram(t *testing.T) {
 	d := sortDurations([]time.Duration{5, 1, 4, 2, 3})
 	if percentile(d, 50) != 3 || percentile(d, 100) != 5 || percentile(nil, 99) != 0 {
 		t.Fatalf("percentiles of %v", d)
+	}
+}
+
+// The rocketmq-go client takes only "TLS on": a config that would verify the
+// server is refused rather than silently run unverified.
+func TestGoClientTLSRefusesVerification(t *testing.T) {
+	if on, err := goClientTLS(nil); on || err != nil {
+		t.Fatalf("nil config: on=%v err=%v", on, err)
+	}
+	if on, err := goClientTLS(&tls.Config{InsecureSkipVerify: true}); !on || err != nil {
+		t.Fatalf("trust-any config: on=%v err=%v", on, err)
+	}
+	if _, err := goClientTLS(&tls.Config{RootCAs: x509.NewCertPool()}); !errors.Is(err, ErrTLSVerifyUnsupported) {
+		t.Fatalf("verifying config: err=%v, want ErrTLSVerifyUnsupported", err)
 	}
 }

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -31,7 +33,34 @@ type ProduceOptions struct {
 	Window      int // sends in flight per producer in ModeAsync
 	// Credentials sign every send (brokers with aclEnable=true); zero: unsigned.
 	Credentials auth.Credentials
-	Out         io.Writer
+	// TLS, when set, dials the nameservers and brokers over TLS (clusters with
+	// tlsMode=enforcing); transport.ClientTLS builds it. The native client uses
+	// it as given. ClientRocketMQGo can only be told "TLS on" and never verifies
+	// the server, so it refuses a config that asks to (see goClientTLS).
+	TLS *tls.Config
+	Out io.Writer
+}
+
+// ErrTLSVerifyUnsupported: the rocketmq-go client was asked to verify the
+// server's certificate, which it cannot do (it dials with InsecureSkipVerify).
+var ErrTLSVerifyUnsupported = errors.New("bench: the rocketmq-go client cannot verify the server certificate")
+
+// goClientTLS says whether the rocketmq-go client should dial TLS for cfg, and
+// refuses a cfg that verifies the server: running unverified when the caller
+// asked for verification would be a silent downgrade.
+//
+// The Go client's WithTls writes remote.DefaultRemotingClientConfig, one
+// process-wide struct every producer and consumer of the process shares, so
+// Produce and Consume always pass it explicitly, and two runs in one process
+// with different TLS settings must not overlap.
+func goClientTLS(cfg *tls.Config) (bool, error) {
+	if cfg == nil {
+		return false, nil
+	}
+	if !cfg.InsecureSkipVerify {
+		return false, fmt.Errorf("%w: drop --tls-ca, or use --client native (producer only)", ErrTLSVerifyUnsupported)
+	}
+	return true, nil
 }
 
 // Result summarises a run.
@@ -67,8 +96,13 @@ func Produce(ctx context.Context, o ProduceOptions) (Result, error) {
 	if o.Mode == ModeAsync {
 		return Result{}, fmt.Errorf("bench: --mode=async is implemented for --client=native only")
 	}
+	useTLS, err := goClientTLS(o.TLS)
+	if err != nil {
+		return Result{}, err
+	}
 	p, err := rocketmq.NewProducer(
 		producer.WithNameServer(o.Namesrv),
+		producer.WithTls(useTLS),
 		producer.WithCredentials(primitive.Credentials{AccessKey: o.Credentials.AccessKey, SecretKey: o.Credentials.SecretKey}),
 		producer.WithGroupName(o.Group),
 		producer.WithRetry(2),

@@ -26,6 +26,9 @@ type Options struct {
 	// TCP runs raft over loopback TCP (transport's stream layer) instead of
 	// raft's in-memory transport. Partition/Heal need the in-memory transport.
 	TCP bool
+	// RaftTLS, with TCP, runs raft over mutual TLS (transport.NewTLSStreamLayer)
+	// with these files on every node; its Logger defaults to the group's.
+	RaftTLS *transport.StreamTLS
 	// Store is the base store config of every node (Dir is set per node). Zero
 	// sizes get small test sizes: 1 MiB CommitLog segments, 4096-entry
 	// ConsumeQueue files, small IndexFiles.
@@ -167,7 +170,17 @@ func (c *Cluster) start(m *Member) {
 	c.t.Helper()
 	var trans raft.Transport
 	if c.opts.TCP {
-		sl, err := transport.NewTCPStreamLayer(string(m.Addr), nil)
+		var sl *transport.StreamLayer
+		var err error
+		if c.opts.RaftTLS != nil {
+			st := *c.opts.RaftTLS
+			if st.Logger == nil {
+				st.Logger = c.log.Named("raft-tls").With("node", m.ID)
+			}
+			sl, err = transport.NewTLSStreamLayer(string(m.Addr), nil, st)
+		} else {
+			sl, err = transport.NewTCPStreamLayer(string(m.Addr), nil)
+		}
 		if err != nil {
 			c.t.Fatalf("node %s: %v", m.ID, err)
 		}
