@@ -77,6 +77,8 @@ func TestEachRule(t *testing.T) {
 			"tlsServerTrustCertPath", "", "required when tlsServerNeedClientAuth=require"},
 		{"tlsServerNeedClientAuth=always", "tlsServerNeedClientAuth", "always", "must be one of none|optional|require"},
 		{"tlsClientEnable=yes", "tlsClientEnable", "yes", "must be true or false"},
+		// The value of a secret is never shown, only its length.
+		{"namesrvAuthSecret=short-secret", "namesrvAuthSecret", "(secret, 12 characters)", "must have at least 16 characters when set"},
 		{"raftHeartbeatTimeout=1000", "raftHeartbeatTimeout", "1000", "must be a duration with a unit"},
 		{"raftElectionTimeout=1ms", "raftElectionTimeout", "1ms", "must be at least 5ms"},
 		{"raftElectionTimeout=500ms", "raftElectionTimeout", "500ms", "must be at least raftHeartbeatTimeout (1s)"},
@@ -191,6 +193,9 @@ func TestNamesrvRules(t *testing.T) {
 		{"tlsMode=on", "tlsMode", "must be one of disabled|permissive|enforcing"},
 		{"tlsMode=enforcing\ntlsServerKeyPath=" + tlsKey, "tlsServerCertPath", "required when tlsMode=enforcing"},
 		{"tlsClientEnable=true", "tlsClientEnable", "unknown key"}, // the nameserver dials nobody
+		{"aclEnable=true", "aclFile", "required when aclEnable=true"},
+		{"aclEnable=true\naclFile=testdata/none.yml", "aclFile", "must name a readable file"},
+		{"brokerAuthFile=testdata/none.yml", "brokerAuthFile", "must name a readable file"},
 	} {
 		_, err := ParseNamesrv([]byte(tc.data), FormatProperties)
 		var verr *ValidationError
