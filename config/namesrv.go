@@ -187,8 +187,8 @@ var namesrvKeys = []keySpec[Namesrv]{
 	},
 	{
 		name: "aclFile", doc: "Accounts and allow-lists in RocketMQ's plain_acl.yml format (the brokers' file works); required when aclEnable=true.",
-		set:  func(n *Namesrv, s string) error { n.ACLFile = strings.TrimSpace(s); return nil },
-		get:  func(n *Namesrv) string { return n.ACLFile },
+		set: func(n *Namesrv, s string) error { n.ACLFile = strings.TrimSpace(s); return nil },
+		get: func(n *Namesrv) string { return n.ACLFile },
 		check: func(n *Namesrv) string {
 			if !n.ACLEnable {
 				return ""
@@ -201,8 +201,8 @@ var namesrvKeys = []keySpec[Namesrv]{
 	},
 	{
 		name: "brokerAuthFile", doc: "YAML list of the broker groups allowed to register, `brokers: [{brokerName: broker-a, secret: …}]` (secrets at least 16 characters): REGISTER_BROKER and UNREGISTER_BROKER must be signed with the secret of the brokerName they name (broker.conf namesrvAuthSecret), else NO_PERMISSION and the route is unchanged. Empty: any broker may register (Apache's behaviour).",
-		set:   func(n *Namesrv, s string) error { n.BrokerAuthFile = strings.TrimSpace(s); return nil },
-		get:   func(n *Namesrv) string { return n.BrokerAuthFile },
+		set: func(n *Namesrv, s string) error { n.BrokerAuthFile = strings.TrimSpace(s); return nil },
+		get: func(n *Namesrv) string { return n.BrokerAuthFile },
 		check: func(n *Namesrv) string {
 			if n.BrokerAuthFile == "" {
 				return ""
