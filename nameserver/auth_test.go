@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rocketraft/rocketraft/transport"
@@ -195,10 +196,21 @@ func TestBrokerAuthUnregister(t *testing.T) {
 }
 
 // fakeAdmin refuses every request without AccessKey=admin and records the remote.
-type fakeAdmin struct{ remotes []netip.Addr }
+type fakeAdmin struct {
+	mu      sync.Mutex
+	remotes []netip.Addr
+}
+
+func (f *fakeAdmin) seen() []netip.Addr {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]netip.Addr(nil), f.remotes...)
+}
 
 func (f *fakeAdmin) AuthorizeAdmin(code transport.RequestCode, ext map[string]string, _ []byte, remote netip.Addr) error {
+	f.mu.Lock()
 	f.remotes = append(f.remotes, remote)
+	f.mu.Unlock()
 	if ext[sign.AccessKeyField] != "admin" {
 		return fmt.Errorf("no permission: request code %s needs an admin account", code)
 	}
@@ -223,8 +235,8 @@ func TestAdminAuthorizerGuardsDeleteTopic(t *testing.T) {
 	if _, err := open.GetRoute(ctx, s.Addr(), "TopicTest"); err != nil {
 		t.Fatalf("route gone after a refused delete: %v", err)
 	}
-	if len(admin.remotes) != 1 || !admin.remotes[0].IsLoopback() {
-		t.Fatalf("authorizer saw remotes %v, want the loopback caller", admin.remotes)
+	if r := admin.seen(); len(r) != 1 || !r[0].IsLoopback() {
+		t.Fatalf("authorizer saw remotes %v, want the loopback caller", r)
 	}
 	signed := NewClient(tc).WithCredentials(sign.Credentials{AccessKey: "admin", SecretKey: "admin-secret"})
 	if err := signed.DeleteTopic(ctx, s.Addr(), "TopicTest", ""); err != nil {
