@@ -66,7 +66,9 @@ func Sign(secretKey string, data []byte) string {
 
 // Verify reports whether ext["Signature"] is the signature, under secretKey,
 // of StringToSign(ext, body, skip). The comparison is constant-time
-// (hmac.Equal). A missing or empty Signature is false, and so is an empty
+// (hmac.Equal). The Signature must be canonical base64 (Strict: the unused
+// low bits of its last character zero, as every encoder writes them), so one
+// signature has one spelling (FuzzVerify found the second). A missing or empty Signature is false, and so is an empty
 // secret (Java's JCE refuses an empty HMAC key, so no client can sign with one).
 func Verify(secretKey string, ext map[string]string, body []byte, skip func(string) bool) bool {
 	got := ext[SignatureField]
@@ -78,7 +80,7 @@ func Verify(secretKey string, ext map[string]string, body []byte, skip func(stri
 		return false
 	}
 	var sent [sha1.Size + 2]byte // a 28-character Signature decodes to 20 bytes
-	n, err := base64.StdEncoding.Decode(sent[:], []byte(got))
+	n, err := base64.StdEncoding.Strict().Decode(sent[:], []byte(got))
 	if err != nil || n != sha1.Size {
 		return false
 	}
