@@ -62,6 +62,10 @@ type Config struct {
 	// ACL, when set, checks every request's signature and permissions (the
 	// authorisation stage of the chain); nil leaves the broker open.
 	ACL *auth.ACL
+	// NamesrvAuthSecret, when set, signs this node's nameserver writes
+	// (registration, unregistration) with nameserver.BrokerCredentials, as a
+	// nameserver with brokerAuthFile requires; "" sends them unsigned.
+	NamesrvAuthSecret string
 	// TLS, when set, applies to the client port (tlsMode: the first byte tells TLS
 	// from plaintext); nil serves plaintext only.
 	TLS *transport.TLSConfig

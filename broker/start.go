@@ -55,6 +55,9 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 	b.diskFreeBytes = st.DiskFreeBytes
 	b.client = transport.NewClient(transport.ClientConfig{DialTimeout: dialTimeout, Logger: b.log.Named("client"), TLS: cfg.ClientTLS})
 	b.nsrv = nameserver.NewClient(b.client)
+	if cfg.NamesrvAuthSecret != "" {
+		b.nsrv = b.nsrv.WithCredentials(nameserver.BrokerCredentials(cfg.BrokerName, cfg.NamesrvAuthSecret))
+	}
 
 	capi := clientapi.New(clientapi.Deps{
 		Config: clientapi.Config{

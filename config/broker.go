@@ -91,6 +91,7 @@ type Broker struct {
 	LongPollingEnable          bool          // longPollingEnable
 	ACLEnable                  bool          // aclEnable
 	ACLFile                    string        // aclFile: plain_acl.yml; required when ACLEnable
+	NamesrvAuthSecret          string        // namesrvAuthSecret: the group's secret for signing nameserver writes
 	MaxIndexNum                int           // maxIndexNum: entries per IndexFile
 	MaxHashSlotNum             int           // maxHashSlotNum: hash slots per IndexFile
 

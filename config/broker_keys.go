@@ -440,6 +440,13 @@ var brokerKeys = []keySpec[Broker]{
 		},
 	},
 
+	{
+		name: "namesrvAuthSecret", doc: "The group's secret (at least 16 characters, the same on every node of the group): the broker signs REGISTER_BROKER and UNREGISTER_BROKER with AccessKey broker:<brokerName> and it, as a nameserver with brokerAuthFile requires. Empty: unsigned (Apache's behaviour).",
+		set:   func(b *Broker, s string) error { b.NamesrvAuthSecret = s; return nil },
+		get:   func(b *Broker) string { return redactSecret(b.NamesrvAuthSecret) },
+		check: func(b *Broker) string { return secretRule(b.NamesrvAuthSecret) },
+	},
+
 	// TLS on the client port (RocketMQ's tls.server.* and tls.enable, as file keys).
 	tlsModeKey(brokerTLS),
 	tlsCertPathKey(brokerTLS),

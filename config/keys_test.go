@@ -49,7 +49,7 @@ func TestKeyDocsComplete(t *testing.T) {
 		"diskMaxUsedSpaceRatio", "flushDiskType", "flushIntervalCommitLog", "maxMessageSize",
 		"autoCreateTopicEnable", "defaultTopicQueueNums", "messageDelayLevel",
 		"transactionTimeOut", "transactionCheckInterval", "transactionCheckMax", "longPollingEnable",
-		"maxIndexNum", "maxHashSlotNum", "aclEnable", "aclFile",
+		"maxIndexNum", "maxHashSlotNum", "aclEnable", "aclFile", "namesrvAuthSecret",
 		"tlsMode", "tlsServerCertPath", "tlsServerKeyPath", "tlsServerTrustCertPath", "tlsServerNeedClientAuth", "tlsClientEnable",
 		"raftTlsEnable",
 		"raftHeartbeatTimeout", "raftElectionTimeout", "raftLeaderLeaseTimeout", "raftCommitTimeout",
@@ -72,7 +72,8 @@ func TestKeyDocsComplete(t *testing.T) {
 		names = append(names, k.Name)
 	}
 	if want := []string{"listenPort", "listenAddr", "brokerExpireTimeout", "logLevel", "adminListen",
-		"tlsMode", "tlsServerCertPath", "tlsServerKeyPath", "tlsServerTrustCertPath", "tlsServerNeedClientAuth"}; !reflect.DeepEqual(names, want) {
+		"tlsMode", "tlsServerCertPath", "tlsServerKeyPath", "tlsServerTrustCertPath", "tlsServerNeedClientAuth",
+		"aclEnable", "aclFile", "brokerAuthFile"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("namesrv keys %v, want %v", names, want)
 	}
 }

@@ -51,6 +51,7 @@ func testdataBroker() Broker {
 		LongPollingEnable:          false,
 		ACLEnable:                  true,
 		ACLFile:                    "testdata/plain_acl.yml",
+		NamesrvAuthSecret:          "group-b-secret-0123456789",
 		MaxIndexNum:                1000000,
 		MaxHashSlotNum:             250000,
 		Raft: RaftConfig{

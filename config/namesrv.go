@@ -17,6 +17,9 @@ type Namesrv struct {
 	LogLevel            string        // logLevel
 	AdminListen         string        // adminListen: HTTP metrics/health; "" disables
 	TLS                 TLSServer     // tls* keys of the client port
+	ACLEnable           bool          // aclEnable: admin writes (DELETE_TOPIC_IN_NAMESRV) need an admin account of aclFile
+	ACLFile             string        // aclFile: plain_acl.yml; required when ACLEnable
+	BrokerAuthFile      string        // brokerAuthFile: brokerName → secret; registrations must be signed with it
 }
 
 // DefaultNamesrv returns the defaults: 127.0.0.1:9876, brokers expire after 120s.
@@ -170,6 +173,43 @@ var namesrvKeys = []keySpec[Namesrv]{
 	tlsKeyPathKey(namesrvTLS),
 	tlsTrustCertPathKey(namesrvTLS, ""),
 	tlsNeedClientAuthKey(namesrvTLS),
+	{
+		name: "aclEnable", doc: "DELETE_TOPIC_IN_NAMESRV needs a request signed by an admin account of aclFile (or an allow-listed address); a denied request gets NO_PERMISSION. Reads stay open.",
+		set: func(n *Namesrv, s string) error {
+			v, err := parseBool(s)
+			if err != nil {
+				return err
+			}
+			n.ACLEnable = v
+			return nil
+		},
+		get: func(n *Namesrv) string { return btoa(n.ACLEnable) },
+	},
+	{
+		name: "aclFile", doc: "Accounts and allow-lists in RocketMQ's plain_acl.yml format (the brokers' file works); required when aclEnable=true.",
+		set: func(n *Namesrv, s string) error { n.ACLFile = strings.TrimSpace(s); return nil },
+		get: func(n *Namesrv) string { return n.ACLFile },
+		check: func(n *Namesrv) string {
+			if !n.ACLEnable {
+				return ""
+			}
+			if n.ACLFile == "" {
+				return "required when aclEnable=true"
+			}
+			return readableFile(n.ACLFile)
+		},
+	},
+	{
+		name: "brokerAuthFile", doc: "YAML list of the broker groups allowed to register, `brokers: [{brokerName: broker-a, secret: …}]` (secrets at least 16 characters): REGISTER_BROKER and UNREGISTER_BROKER must be signed with the secret of the brokerName they name (broker.conf namesrvAuthSecret), else NO_PERMISSION and the route is unchanged. Empty: any broker may register (Apache's behaviour).",
+		set: func(n *Namesrv, s string) error { n.BrokerAuthFile = strings.TrimSpace(s); return nil },
+		get: func(n *Namesrv) string { return n.BrokerAuthFile },
+		check: func(n *Namesrv) string {
+			if n.BrokerAuthFile == "" {
+				return ""
+			}
+			return readableFile(n.BrokerAuthFile)
+		},
+	},
 }
 
 func namesrvTLS(n *Namesrv) *TLSServer { return &n.TLS }

@@ -81,6 +81,8 @@ func TestEachRule(t *testing.T) {
 		{"raftTlsEnable=true\ntlsServerCertPath=" + tlsCert + "\ntlsServerKeyPath=" + tlsKey, "raftTlsEnable", "true",
 			"needs tlsServerTrustCertPath (the node's pair and the group's CA)"},
 		{"raftTlsEnable=true", "raftTlsEnable", "true", "needs tlsServerCertPath, tlsServerKeyPath, tlsServerTrustCertPath"},
+		// The value of a secret is never shown, only its length.
+		{"namesrvAuthSecret=short-secret", "namesrvAuthSecret", "(secret, 12 characters)", "must have at least 16 characters when set"},
 		{"raftHeartbeatTimeout=1000", "raftHeartbeatTimeout", "1000", "must be a duration with a unit"},
 		{"raftElectionTimeout=1ms", "raftElectionTimeout", "1ms", "must be at least 5ms"},
 		{"raftElectionTimeout=500ms", "raftElectionTimeout", "500ms", "must be at least raftHeartbeatTimeout (1s)"},
@@ -195,6 +197,9 @@ func TestNamesrvRules(t *testing.T) {
 		{"tlsMode=on", "tlsMode", "must be one of disabled|permissive|enforcing"},
 		{"tlsMode=enforcing\ntlsServerKeyPath=" + tlsKey, "tlsServerCertPath", "required when tlsMode=enforcing"},
 		{"tlsClientEnable=true", "tlsClientEnable", "unknown key"}, // the nameserver dials nobody
+		{"aclEnable=true", "aclFile", "required when aclEnable=true"},
+		{"aclEnable=true\naclFile=testdata/none.yml", "aclFile", "must name a readable file"},
+		{"brokerAuthFile=testdata/none.yml", "brokerAuthFile", "must name a readable file"},
 	} {
 		_, err := ParseNamesrv([]byte(tc.data), FormatProperties)
 		var verr *ValidationError

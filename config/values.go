@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -319,6 +320,34 @@ func checkHost(s string) string {
 				return "must be an IP address or host name"
 			}
 		}
+	}
+	return ""
+}
+
+// minSecretLength is nameserver.MinBrokerSecretLength (config imports no project
+// package): the shortest namesrvAuthSecret, 16 characters.
+const minSecretLength = 16
+
+// redactSecret is how a secret appears in problems and docs: never its text.
+func redactSecret(s string) string {
+	if s == "" {
+		return ""
+	}
+	return fmt.Sprintf("(secret, %d characters)", len(s))
+}
+
+// secretRule is the rule an optional secret breaks, or "".
+func secretRule(s string) string {
+	if s != "" && len(s) < minSecretLength {
+		return fmt.Sprintf("must have at least %d characters when set", minSecretLength)
+	}
+	return ""
+}
+
+// readableFile is the rule a path breaks when it names no readable file, or "".
+func readableFile(path string) string {
+	if _, err := os.Stat(path); err != nil {
+		return "must name a readable file: " + err.Error()
 	}
 	return ""
 }

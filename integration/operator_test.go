@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"github.com/rocketraft/rocketraft/internal/proctest"
+	"github.com/rocketraft/rocketraft/nameserver"
+	"github.com/rocketraft/rocketraft/transport"
+	"github.com/rocketraft/rocketraft/transport/sign"
 )
 
 // TestBadBrokerConfigFailsStartup: a broker.conf with several mistakes stops the
@@ -202,7 +205,9 @@ func TestDevClusterWithACL(t *testing.T) {
 	if got := d.mustRun(adminEnv, []string{"admin", "topic", "list", "--namesrv", ns}); !strings.Contains(got, "AclMade") {
 		t.Fatalf("admin-created topic not listed:\n%s", got)
 	}
-	for _, secret := range []string{strings.TrimPrefix(clientEnv[1], "ROCKETRAFT_SECRET_KEY="), strings.TrimPrefix(adminEnv[1], "ROCKETRAFT_SECRET_KEY=")} {
+	secrets := []string{strings.TrimPrefix(clientEnv[1], "ROCKETRAFT_SECRET_KEY="), strings.TrimPrefix(adminEnv[1], "ROCKETRAFT_SECRET_KEY=")}
+	secrets = append(secrets, forgeRegistration(t, d, ns, adminEnv)...)
+	for _, secret := range secrets {
 		logs, err := filepath.Glob(filepath.Join(d.dir, "logs", "*.log"))
 		if err != nil || len(logs) == 0 {
 			t.Fatalf("no logs to check: %v", err)
@@ -292,4 +297,79 @@ func TestDevClusterWithTLS(t *testing.T) {
 			t.Fatalf("no broker logged the refused raft peer %s (raft port %s)", conn.LocalAddr(), raftAddr)
 		}
 	}
+}
+
+// forgeRegistration: the dev --acl brokers registered with their group's
+// secret (the signed examples found routes), and a REGISTER_BROKER forged with
+// our own client as brokerId 0 of broker-a — unsigned, signed with a guessed
+// group secret, or with the admin account — is refused, and the route still
+// names the real leader; an unsigned DELETE_TOPIC_IN_NAMESRV is refused too.
+// It returns the group secrets dev wrote, for the log check.
+func forgeRegistration(t *testing.T, d *devRun, ns string, adminEnv []string) []string {
+	t.Helper()
+	auth, err := os.ReadFile(filepath.Join(d.dir, "conf", "broker_auth.yml"))
+	if err != nil {
+		t.Fatalf("dev --acl wrote no brokerAuthFile: %v", err)
+	}
+	var groupSecrets []string
+	for _, line := range strings.Split(string(auth), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "secret: "); ok {
+			groupSecrets = append(groupSecrets, v)
+		}
+	}
+	if len(groupSecrets) == 0 {
+		t.Fatalf("no secrets in broker_auth.yml")
+	}
+	tc := transport.NewClient(transport.ClientConfig{DialTimeout: 2 * time.Second})
+	defer tc.Close()
+	nc := nameserver.NewClient(tc)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	leaderOf := func() string {
+		t.Helper()
+		route, err := nc.GetRoute(ctx, ns, "TopicTest")
+		if err != nil {
+			t.Fatalf("route of TopicTest: %v", err)
+		}
+		for _, bd := range route.BrokerDatas {
+			if bd.BrokerName == "broker-a" {
+				return bd.BrokerAddrs[nameserver.MasterID]
+			}
+		}
+		return ""
+	}
+	leader := leaderOf()
+	if leader == "" {
+		t.Fatalf("no broker-a leader in the route of TopicTest")
+	}
+	forged := nameserver.RegisterRequest{
+		ClusterName: "DefaultCluster", BrokerName: "broker-a", BrokerAddr: "127.0.0.1:1", HAServerAddr: "127.0.0.1:1",
+		BrokerID: nameserver.MasterID,
+		Topics: map[string]nameserver.TopicConfig{"TopicTest": {TopicName: "TopicTest", ReadQueueNums: 8, WriteQueueNums: 8,
+			Perm: nameserver.PermRead | nameserver.PermWrite}},
+		// A term no real leader has reached: without authentication it wins.
+		DataVersion: nameserver.DataVersion{StateVersion: 1 << 40},
+	}
+	admin := sign.Credentials{AccessKey: strings.TrimPrefix(adminEnv[0], "ROCKETRAFT_ACCESS_KEY="),
+		SecretKey: strings.TrimPrefix(adminEnv[1], "ROCKETRAFT_SECRET_KEY=")}
+	for name, c := range map[string]*nameserver.Client{
+		"unsigned":       nc,
+		"guessed secret": nc.WithCredentials(nameserver.BrokerCredentials("broker-a", "guessed-group-secret-0")),
+		"admin account":  nc.WithCredentials(admin),
+	} {
+		_, err := c.RegisterBroker(ctx, ns, forged)
+		if !errors.Is(err, nameserver.ErrResponse) || !strings.Contains(err.Error(), "NO_PERMISSION") {
+			t.Fatalf("%s forged registration: err = %v, want NO_PERMISSION", name, err)
+		}
+		if got := leaderOf(); got != leader {
+			t.Fatalf("%s forged registration moved broker-a's id 0 from %s to %s", name, leader, got)
+		}
+	}
+	if err := nc.DeleteTopic(ctx, ns, "TopicTest", ""); err == nil || !strings.Contains(err.Error(), "NO_PERMISSION") {
+		t.Fatalf("unsigned DELETE_TOPIC_IN_NAMESRV: err = %v, want NO_PERMISSION", err)
+	}
+	if got := leaderOf(); got != leader {
+		t.Fatalf("route changed after refused writes: %s, want %s", got, leader)
+	}
+	return groupSecrets
 }

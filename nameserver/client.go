@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/rocketraft/rocketraft/transport"
+	"github.com/rocketraft/rocketraft/transport/sign"
 )
 
 // Invoker is the part of transport.Client this client needs. The broker passes
@@ -19,11 +20,26 @@ type Invoker interface {
 // method addresses one nameserver; callers fan out to all of them. It is safe for
 // concurrent use if the Invoker is.
 type Client struct {
-	inv Invoker
+	inv  Invoker
+	cred sign.Credentials
 }
 
 // NewClient wraps inv; the caller keeps ownership of it (and closes it).
 func NewClient(inv Invoker) *Client { return &Client{inv: inv} }
+
+// WithCredentials returns a client that signs every request it sends (ACL 1.0,
+// as AclClientRPCHook does): a broker with BrokerCredentials, so a nameserver
+// with brokerAuthFile accepts its registrations; an admin tool with an admin
+// account, so a nameserver with aclEnable accepts DELETE_TOPIC_IN_NAMESRV.
+// Empty credentials sign nothing.
+func (c *Client) WithCredentials(cred sign.Credentials) *Client {
+	return &Client{inv: c.inv, cred: cred}
+}
+
+// request builds a request, signed when the client has credentials.
+func (c *Client) request(code transport.RequestCode, ext map[string]string, body []byte) *transport.Command {
+	return transport.NewRequest(code, c.cred.SignExt(ext, body), body)
+}
 
 // call sends req and returns the response if it is a success.
 func (c *Client) call(ctx context.Context, op, addr string, req *transport.Command) (*transport.Command, error) {
@@ -46,7 +62,7 @@ func (c *Client) RegisterBroker(ctx context.Context, addr string, req RegisterRe
 	if err != nil {
 		return RegisterResult{}, fmt.Errorf("register broker=%s: %w", req.BrokerName, err)
 	}
-	resp, err := c.call(ctx, "register broker="+req.BrokerName, addr, transport.NewRequest(transport.RegisterBroker, ext, body))
+	resp, err := c.call(ctx, "register broker="+req.BrokerName, addr, c.request(transport.RegisterBroker, ext, body))
 	if err != nil {
 		if resp != nil && resp.ExtFields[extFenced] == "true" {
 			return RegisterResult{}, fmt.Errorf("%w (%w)", err, ErrStaleStateVersion)
@@ -63,7 +79,7 @@ func (c *Client) RegisterBrokerOneway(ctx context.Context, addr string, req Regi
 	if err != nil {
 		return fmt.Errorf("register broker=%s: %w", req.BrokerName, err)
 	}
-	if err := c.inv.InvokeOneway(ctx, addr, transport.NewRequest(transport.RegisterBroker, ext, body)); err != nil {
+	if err := c.inv.InvokeOneway(ctx, addr, c.request(transport.RegisterBroker, ext, body)); err != nil {
 		return fmt.Errorf("register broker=%s oneway nameserver=%s: %w", req.BrokerName, addr, err)
 	}
 	return nil
@@ -72,14 +88,14 @@ func (c *Client) RegisterBrokerOneway(ctx context.Context, addr string, req Regi
 // UnregisterBroker sends UNREGISTER_BROKER.
 func (c *Client) UnregisterBroker(ctx context.Context, addr string, req UnregisterRequest) error {
 	_, err := c.call(ctx, "unregister broker="+req.BrokerName, addr,
-		transport.NewRequest(transport.UnregisterBroker, encodeUnregister(req), nil))
+		c.request(transport.UnregisterBroker, encodeUnregister(req), nil))
 	return err
 }
 
 // GetRoute sends GET_ROUTEINFO_BY_TOPIC. A missing route is ErrTopicNotExist.
 func (c *Client) GetRoute(ctx context.Context, addr, topic string) (TopicRouteData, error) {
 	// acceptStandardJsonOnly asks a Java nameserver for quoted brokerAddrs keys.
-	req := transport.NewRequest(transport.GetRouteInfoByTopic,
+	req := c.request(transport.GetRouteInfoByTopic,
 		map[string]string{extTopic: topic, "acceptStandardJsonOnly": "true"}, nil)
 	resp, err := c.inv.Invoke(ctx, addr, req)
 	if err != nil {
@@ -102,7 +118,7 @@ func (c *Client) GetRoute(ctx context.Context, addr, topic string) (TopicRouteDa
 
 // GetClusterInfo sends GET_BROKER_CLUSTER_INFO.
 func (c *Client) GetClusterInfo(ctx context.Context, addr string) (ClusterInfo, error) {
-	resp, err := c.call(ctx, "get cluster info", addr, transport.NewRequest(transport.GetBrokerClusterInfo, nil, nil))
+	resp, err := c.call(ctx, "get cluster info", addr, c.request(transport.GetBrokerClusterInfo, nil, nil))
 	if err != nil {
 		return ClusterInfo{}, err
 	}
@@ -116,7 +132,7 @@ func (c *Client) GetClusterInfo(ctx context.Context, addr string) (ClusterInfo, 
 // GetTopicList sends GET_ALL_TOPIC_LIST_FROM_NAMESERVER.
 func (c *Client) GetTopicList(ctx context.Context, addr string) ([]string, error) {
 	resp, err := c.call(ctx, "get topic list", addr,
-		transport.NewRequest(transport.GetAllTopicListFromNameServer, nil, nil))
+		c.request(transport.GetAllTopicListFromNameServer, nil, nil))
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +150,6 @@ func (c *Client) DeleteTopic(ctx context.Context, addr, topic, cluster string) e
 	if cluster != "" {
 		ext[extClusterName] = cluster
 	}
-	_, err := c.call(ctx, "delete topic="+topic, addr, transport.NewRequest(transport.DeleteTopicInNameSrv, ext, nil))
+	_, err := c.call(ctx, "delete topic="+topic, addr, c.request(transport.DeleteTopicInNameSrv, ext, nil))
 	return err
 }

@@ -16,7 +16,15 @@
 //   - Server (server.go): transport.Handler for codes 103, 104, 105, 106, 206 and 216;
 //     anything else gets REQUEST_CODE_NOT_SUPPORTED naming the code. A ticker drives
 //     ExpireBefore; transport's OnConnClose drives RemoveByConn.
-//   - Client (client.go): the same requests from the sending side.
+//   - Client (client.go): the same requests from the sending side; WithCredentials
+//     signs every request (a broker with BrokerCredentials, a tool with an admin).
+//   - Authentication (auth.go), off unless configured. BrokerAuth (brokerAuthFile,
+//     brokerName → secret) refuses REGISTER_BROKER and UNREGISTER_BROKER unless
+//     signed ACL 1.0 style (transport/sign) with AccessKey broker:<brokerName> and
+//     the secret of the brokerName they name. Admin (an AdminAuthorizer, with
+//     aclEnable; cmd passes broker/auth's ACL) decides DELETE_TOPIC_IN_NAMESRV.
+//     A refusal is NO_PERMISSION (16) with a remark naming the reason, never a
+//     secret, and changes nothing. Reads are never checked.
 //
 // # Semantics (RocketMQ RouteInfoManager, plus fencing)
 //
@@ -39,7 +47,7 @@
 //
 // # Imports
 //
-// It may import transport only (design.md §1). The broker imports this package for
+// It may import transport only (design.md §1), transport/sign included. The broker imports this package for
 // the Client and its request types.
 //
 // # Concurrency

@@ -21,6 +21,16 @@ var (
 	// ErrTopicNotExist: the nameserver has no route for the topic (response 17).
 	ErrTopicNotExist = errors.New("topic route not found")
 
+	// ErrNoPermission: a write was refused because its signature does not verify
+	// (a broker's registration without its group's secret, an admin write
+	// without an admin account). Answered NO_PERMISSION (16); the route is
+	// unchanged.
+	ErrNoPermission = errors.New("no permission")
+
+	// ErrBadBrokerAuth: a brokerAuthFile cannot be used (unreadable, not YAML,
+	// or an entry breaks a rule).
+	ErrBadBrokerAuth = errors.New("invalid brokerAuthFile")
+
 	// ErrResponse: the nameserver answered with a non-success code. The wrapping
 	// error names the code and remark.
 	ErrResponse = errors.New("nameserver error response")

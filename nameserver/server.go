@@ -26,6 +26,13 @@ type Config struct {
 	ScanInterval time.Duration
 	// TLS, when set, applies to the listening port (tlsMode); nil is plaintext only.
 	TLS *transport.TLSConfig
+	// BrokerAuth, when set (brokerAuthFile), refuses REGISTER_BROKER and
+	// UNREGISTER_BROKER unless signed with the secret of the brokerName they
+	// name; nil accepts them from anyone (Apache's behaviour).
+	BrokerAuth *BrokerSecrets
+	// Admin, when set (aclEnable), decides DELETE_TOPIC_IN_NAMESRV; nil leaves
+	// it open. Reads are never checked.
+	Admin AdminAuthorizer
 }
 
 // Server is a nameserver: a Registry exposed over the remoting protocol, plus the
@@ -121,7 +128,13 @@ func (s *Server) connClosed(c *transport.Conn) {
 
 // ServeRemoting implements transport.Handler.
 func (s *Server) ServeRemoting(_ context.Context, conn *transport.Conn, req *transport.Command) *transport.Command {
-	switch code := req.RequestCode(); code {
+	code := req.RequestCode()
+	if err := s.authorize(conn, code, req); err != nil {
+		s.logger.Warn("request refused", "code", code, "brokerName", req.ExtFields[extBrokerName],
+			"remote", remoteText(conn), "error", err)
+		return errorResponse(err)
+	}
+	switch code {
 	case transport.RegisterBroker:
 		return s.registerBroker(conn, req)
 	case transport.UnregisterBroker:
@@ -140,6 +153,32 @@ func (s *Server) ServeRemoting(_ context.Context, conn *transport.Conn, req *tra
 	}
 }
 
+// authorize checks the writes: a broker's registration and unregistration
+// against BrokerAuth, the administrative writes against Admin. Reads and
+// codes the nameserver does not serve pass (the latter are refused anyway).
+func (s *Server) authorize(conn *transport.Conn, code transport.RequestCode, req *transport.Command) error {
+	switch code {
+	case transport.RegisterBroker, transport.UnregisterBroker:
+		if s.cfg.BrokerAuth != nil {
+			return s.cfg.BrokerAuth.check(code, req.ExtFields, req.Body)
+		}
+	case transport.DeleteTopicInNameSrv:
+		if s.cfg.Admin != nil {
+			if err := s.cfg.Admin.AuthorizeAdmin(code, req.ExtFields, req.Body, remoteIP(conn)); err != nil {
+				return adminDenied{err}
+			}
+		}
+	}
+	return nil
+}
+
+func remoteText(conn *transport.Conn) string {
+	if conn == nil {
+		return ""
+	}
+	return conn.RemoteAddr()
+}
+
 // errorResponse is the one place nameserver errors become response codes.
 func errorResponse(err error) *transport.Command {
 	switch {
@@ -149,6 +188,8 @@ func errorResponse(err error) *transport.Command {
 		resp := transport.NewResponse(transport.SystemError, "register broker failed: "+err.Error())
 		resp.ExtFields = map[string]string{extFenced: "true"}
 		return resp
+	case errors.Is(err, ErrNoPermission):
+		return transport.NewResponse(transport.NoPermission, err.Error())
 	case errors.Is(err, ErrInvalidRequest):
 		return transport.NewResponse(transport.InvalidParameter, err.Error())
 	default:

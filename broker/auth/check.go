@@ -16,24 +16,11 @@ var unsigned = []string{"rocketraftForwarded"}
 // route.ErrNoPermission (or route.ErrBadHeader for a body it cannot read)
 // whose text names the reason, never a secret.
 func (a *ACL) Check(code transport.RequestCode, ext map[string]string, body []byte, remote netip.Addr) error {
-	if a.whitelisted(a.globalWhite, remote) {
-		return nil
+	acc, err := a.authenticate(code, ext, body, remote)
+	if err != nil || acc == nil {
+		return err
 	}
-	ak := ext[accessKeyField]
-	if ak == "" {
-		return fmt.Errorf("%w: request code %s is not signed (no AccessKey) and %s is not on the allow-list",
-			route.ErrNoPermission, code, addrText(remote))
-	}
-	acc, ok := a.account(ak)
-	if !ok {
-		return fmt.Errorf("%w: no account with accessKey=%s", route.ErrNoPermission, ak)
-	}
-	if acc.White != nil && remote.IsValid() && acc.White.Match(remote) {
-		return nil
-	}
-	if !VerifyRequest(acc.SecretKey, ext, body, unsigned...) {
-		return fmt.Errorf("%w: signature check failed for accessKey=%s (request code %s)", route.ErrNoPermission, ak, code)
-	}
+	ak := acc.AccessKey
 	if adminOnly(code) && !acc.Admin {
 		return fmt.Errorf("%w: request code %s needs an admin account; accessKey=%s is not one", route.ErrNoPermission, code, ak)
 	}
@@ -61,6 +48,46 @@ func (a *ACL) Check(code transport.RequestCode, ext map[string]string, body []by
 		}
 	}
 	return nil
+}
+
+// AuthorizeAdmin decides a request that only an admin may send whatever its
+// code, as the nameserver's writes (nameserver.AdminAuthorizer): the same
+// allow-lists and signature as Check, then an admin account. Errors wrap
+// route.ErrNoPermission and never name a secret.
+func (a *ACL) AuthorizeAdmin(code transport.RequestCode, ext map[string]string, body []byte, remote netip.Addr) error {
+	acc, err := a.authenticate(code, ext, body, remote)
+	if err != nil || acc == nil {
+		return err
+	}
+	if !acc.Admin {
+		return fmt.Errorf("%w: request code %s needs an admin account; accessKey=%s is not one", route.ErrNoPermission, code, acc.AccessKey)
+	}
+	return nil
+}
+
+// authenticate runs Apache's first steps: an allow-listed address passes
+// (nil account, nil error); else the AccessKey must name an account whose
+// secret verifies the signature, and that account is returned.
+func (a *ACL) authenticate(code transport.RequestCode, ext map[string]string, body []byte, remote netip.Addr) (*Account, error) {
+	if a.whitelisted(a.globalWhite, remote) {
+		return nil, nil
+	}
+	ak := ext[accessKeyField]
+	if ak == "" {
+		return nil, fmt.Errorf("%w: request code %s is not signed (no AccessKey) and %s is not on the allow-list",
+			route.ErrNoPermission, code, addrText(remote))
+	}
+	acc, ok := a.account(ak)
+	if !ok {
+		return nil, fmt.Errorf("%w: no account with accessKey=%s", route.ErrNoPermission, ak)
+	}
+	if acc.White != nil && remote.IsValid() && acc.White.Match(remote) {
+		return nil, nil
+	}
+	if !VerifyRequest(acc.SecretKey, ext, body, unsigned...) {
+		return nil, fmt.Errorf("%w: signature check failed for accessKey=%s (request code %s)", route.ErrNoPermission, ak, code)
+	}
+	return acc, nil
 }
 
 func (a *ACL) whitelisted(patterns []AddrPattern, remote netip.Addr) bool {

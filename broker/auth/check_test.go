@@ -137,3 +137,45 @@ func TestCheckUnreadableBodyIsBadHeader(t *testing.T) {
 		t.Fatalf("malformed heartbeat: %v → %s", err, route.ResponseCode(err))
 	}
 }
+
+// AuthorizeAdmin, the nameserver's check of its writes: an admin account's
+// signature or an allow-listed address; any other account is refused even
+// with a good signature, and a narrow admin is still an admin.
+func TestAuthorizeAdmin(t *testing.T) {
+	acl, err := Parse([]byte(checkACL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext := map[string]string{"topic": "Orders"}
+	outside := netip.MustParseAddr("172.16.0.9")
+	for _, tc := range []struct {
+		name   string
+		ext    map[string]string
+		remote netip.Addr
+		remark string // "" = allowed
+	}{
+		{"admin", sign("adminAll", "admin-secret", ext, nil), outside, ""},
+		{"narrow admin", sign("adminNarrow", "narrow-secret", ext, nil), outside, ""},
+		{"global allow-list", ext, netip.MustParseAddr("10.0.0.4"), ""},
+		{"unsigned", ext, outside, "is not signed (no AccessKey)"},
+		{"not an admin", sign("consumerAK", "consumer-secret", ext, nil), outside, "needs an admin account; accessKey=consumerAK"},
+		{"bad signature", sign("adminAll", "admin-secreT", ext, nil), outside, "signature check failed for accessKey=adminAll"},
+		{"unknown", sign("nobodyAK", "whatever-secret", ext, nil), outside, "no account with accessKey=nobodyAK"},
+	} {
+		err := acl.AuthorizeAdmin(transport.DeleteTopicInNameSrv, tc.ext, nil, tc.remote)
+		if tc.remark == "" {
+			if err != nil {
+				t.Errorf("%s: refused: %v", tc.name, err)
+			}
+			continue
+		}
+		if !errors.Is(err, route.ErrNoPermission) || !strings.Contains(err.Error(), tc.remark) {
+			t.Errorf("%s: err = %v, want ErrNoPermission with %q", tc.name, err, tc.remark)
+		}
+		for _, secret := range []string{"admin-secret", "consumer-secret", "narrow-secret"} {
+			if err != nil && strings.Contains(err.Error(), secret) {
+				t.Errorf("%s: remark quotes a secret: %v", tc.name, err)
+			}
+		}
+	}
+}

@@ -20,7 +20,8 @@
 // remark, a log line or an error.
 //
 // Files, bottom up: perm.go (Perm, ErrBadACL), addr.go (IP patterns),
-// sign.go (the signature), acl.go (accounts and plain_acl.yml), resources.go
+// sign.go (the signature; its code is transport/sign, shared with the
+// nameserver), acl.go (accounts and plain_acl.yml), resources.go
 // (what each request code needs), check.go (the decision), stage.go (the chain
 // stage), edit.go (the edits of the ACL admin codes 50, 51, 53 and the
 // document they render, which Parse reads back to an equal ACL), source.go

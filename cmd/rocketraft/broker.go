@@ -133,6 +133,7 @@ func brokerConfig(cfg config.Broker, log hclog.Logger) broker.Config {
 		TransactionTimeout:       cfg.TransactionTimeOut,
 		TransactionCheckInterval: cfg.TransactionCheckInterval,
 		TransactionCheckMax:      int32(cfg.TransactionCheckMax),
+		NamesrvAuthSecret:        cfg.NamesrvAuthSecret,
 		Logger:                   log,
 	}
 }

@@ -70,8 +70,25 @@ func (d *devCluster) writeConfigs() (namesrvConf string, brokerConfs []string, e
 		}
 		aclLines = []string{"aclEnable=true", "aclFile=" + d.aclFile}
 	}
+	// With --acl the brokers also authenticate to the nameserver: one secret
+	// per group, in every node's broker.conf and in the nameserver's
+	// brokerAuthFile; the nameserver's admin writes need the admin account.
+	var groupSecrets map[string]string
+	nsLines := append([]string{"listenAddr=127.0.0.1", fmt.Sprintf("listenPort=%d", d.namesrvPort), "adminListen="}, d.tlsLines(false)...)
+	if d.acl {
+		var groups []string
+		for g := 0; g < d.groups; g++ {
+			groups = append(groups, d.groupName(g))
+		}
+		authFile, secrets, err := writeDevBrokerAuth(confDir, groups)
+		if err != nil {
+			return "", nil, err
+		}
+		groupSecrets = secrets
+		nsLines = append(append(nsLines, aclLines...), "brokerAuthFile="+authFile)
+	}
 	namesrvConf = filepath.Join(confDir, "namesrv.conf")
-	ns := fmt.Sprintf("listenAddr=127.0.0.1\nlistenPort=%d\nadminListen=\n", d.namesrvPort) + strings.Join(append(d.tlsLines(false), ""), "\n")
+	ns := strings.Join(append(nsLines, ""), "\n")
 	if err := os.WriteFile(namesrvConf, []byte(ns), 0o644); err != nil {
 		return "", nil, err
 	}
@@ -106,14 +123,29 @@ func (d *devCluster) writeConfigs() (namesrvConf string, brokerConfs []string, e
 			for _, l := range aclLines {
 				conf += l + "\n"
 			}
+			mode := os.FileMode(0o644)
+			if secret, ok := groupSecrets[d.groupName(g)]; ok {
+				conf += "namesrvAuthSecret=" + secret + "\n"
+				mode = 0o600 // it holds a secret now
+			}
 			path := filepath.Join(confDir, fmt.Sprintf("%s-n%d.conf", d.groupName(g), i))
-			if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+			if err := writeFileMode(path, []byte(conf), mode); err != nil {
 				return "", nil, err
 			}
 			brokerConfs = append(brokerConfs, path)
 		}
 	}
 	return namesrvConf, brokerConfs, nil
+}
+
+// writeFileMode writes data to path and sets mode even when path existed
+// (os.WriteFile keeps an existing file's mode, and a dev data directory is
+// kept across restarts).
+func writeFileMode(path string, data []byte, mode os.FileMode) error {
+	if err := os.WriteFile(path, data, mode); err != nil {
+		return err
+	}
+	return os.Chmod(path, mode)
 }
 
 func (d *devCluster) run() error {

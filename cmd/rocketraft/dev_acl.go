@@ -13,17 +13,39 @@ type devAccount struct {
 	role, accessKey, secretKey string
 }
 
+// devSecret is a fresh random secret: 24 hex characters, past both the ACL's
+// 7 and the nameserver's 16.
+func devSecret() (string, error) {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// writeDevBrokerAuth writes the nameserver's brokerAuthFile with a fresh
+// secret per broker group and returns its path and the secrets by group.
+func writeDevBrokerAuth(confDir string, groups []string) (path string, secrets map[string]string, err error) {
+	secrets = make(map[string]string, len(groups))
+	yml := "# Written by rocketraft dev --acl at every start (fresh secrets).\nbrokers:\n"
+	for _, g := range groups {
+		if secrets[g], err = devSecret(); err != nil {
+			return "", nil, err
+		}
+		yml += fmt.Sprintf("  - brokerName: %s\n    secret: %s\n", g, secrets[g])
+	}
+	path, err = filepath.Abs(filepath.Join(confDir, "broker_auth.yml"))
+	if err != nil {
+		return "", nil, err
+	}
+	return path, secrets, os.WriteFile(path, []byte(yml), 0o600)
+}
+
 // writeDevACL writes a plain_acl.yml with fresh secrets: an admin, and a
 // client that may publish and subscribe to every topic and group but use no
 // admin code.
 func writeDevACL(confDir string) (path string, accounts []devAccount, err error) {
-	secret := func() (string, error) {
-		b := make([]byte, 12)
-		if _, err := rand.Read(b); err != nil {
-			return "", err
-		}
-		return hex.EncodeToString(b), nil
-	}
+	secret := devSecret
 	adminSecret, err := secret()
 	if err != nil {
 		return "", nil, err
@@ -54,7 +76,8 @@ accounts:
 // printDevACL tells the user which accounts exist and how to sign with them.
 // tlsVerify and tlsPlain are the TLS flags of the examples (devCluster.exampleTLS).
 func printDevACL(accounts []devAccount, ns, tlsVerify, tlsPlain string) {
-	fmt.Printf("ACL is on (aclEnable=true): unsigned requests get NO_PERMISSION. Accounts:\n")
+	fmt.Printf("ACL is on (aclEnable=true): unsigned requests get NO_PERMISSION; brokers sign their registrations\n")
+	fmt.Printf("with their group's namesrvAuthSecret (brokerAuthFile at the nameserver). Accounts:\n")
 	for _, a := range accounts {
 		fmt.Printf("  %-6s accessKey=%s secretKey=%s\n", a.role, a.accessKey, a.secretKey)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rocketraft/rocketraft/broker/auth"
 	"github.com/rocketraft/rocketraft/config"
 	"github.com/rocketraft/rocketraft/nameserver"
 )
@@ -33,7 +34,22 @@ func newNamesrvCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			srv := nameserver.New(nameserver.Config{ListenAddr: addr, BrokerExpireTimeout: cfg.BrokerExpireTimeout, TLS: tlsCfg}, log)
+			nsCfg := nameserver.Config{ListenAddr: addr, BrokerExpireTimeout: cfg.BrokerExpireTimeout, TLS: tlsCfg}
+			if cfg.BrokerAuthFile != "" {
+				if nsCfg.BrokerAuth, err = nameserver.LoadBrokerSecrets(cfg.BrokerAuthFile); err != nil {
+					return err
+				}
+				log.Info("broker authentication on", "brokerAuthFile", cfg.BrokerAuthFile, "brokerNames", nsCfg.BrokerAuth.BrokerNames())
+			}
+			if cfg.ACLEnable {
+				acl, err := auth.LoadFile(cfg.ACLFile)
+				if err != nil {
+					return err
+				}
+				nsCfg.Admin = acl
+				log.Info("access control on for admin writes", "aclFile", cfg.ACLFile, "accounts", len(acl.AccessKeys()))
+			}
+			srv := nameserver.New(nsCfg, log)
 			if err := srv.Start(); err != nil {
 				return err
 			}

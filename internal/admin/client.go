@@ -41,8 +41,9 @@ type Config struct {
 	BrokerAddr string
 	// Timeout bounds one request (default 5 s); membership changes get three times it.
 	Timeout time.Duration
-	// Credentials sign every request to a broker (brokers with aclEnable=true
-	// refuse unsigned ones); zero sends unsigned requests.
+	// Credentials sign every request to a broker or nameserver (brokers with
+	// aclEnable=true refuse unsigned ones; a nameserver with aclEnable refuses an
+	// unsigned DELETE_TOPIC_IN_NAMESRV); zero sends unsigned requests.
 	Credentials auth.Credentials
 	// TLS, when set, makes every connection TLS, to brokers and nameservers
 	// alike (clusters with tlsMode=enforcing refuse plaintext);
@@ -70,7 +71,7 @@ func New(cfg Config) *Client {
 		cfg.Logger = hclog.NewNullLogger()
 	}
 	tc := transport.NewClient(transport.ClientConfig{DialTimeout: cfg.Timeout, TLS: cfg.TLS, Logger: cfg.Logger.Named("admin")})
-	return &Client{cfg: cfg, tc: tc, ns: nameserver.NewClient(tc)}
+	return &Client{cfg: cfg, tc: tc, ns: nameserver.NewClient(tc).WithCredentials(cfg.Credentials)}
 }
 
 // Close closes every connection.
