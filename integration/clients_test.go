@@ -176,22 +176,38 @@ func newPushConsumer(t *testing.T, c *cluster, group, topic string, sel consumer
 	base := []consumer.Option{
 		consumer.WithNameServer([]string{c.nsAddr}),
 		consumer.WithGroupName(group),
-		consumer.WithInstance(unique(t, "ci")),
 		consumer.WithConsumerModel(consumer.Clustering),
 	}
-	pc, err := rocketmq.NewPushConsumer(append(base, opts...)...)
-	if err != nil {
-		t.Fatalf("new push consumer: %v", err)
+	// A topic auto-created by a send reaches the nameserver with the broker's
+	// next registration, which runs in the background; under load a consumer
+	// started right after the send can find no route yet ("route info not
+	// found"), as with Apache's broker. Start again until the route is there.
+	deadline := time.Now().Add(routeWait)
+	for {
+		// A fresh instance name per attempt: the client library caches clients by it.
+		attempt := append(append([]consumer.Option{}, base...), consumer.WithInstance(unique(t, "ci")))
+		pc, err := rocketmq.NewPushConsumer(append(attempt, opts...)...)
+		if err != nil {
+			t.Fatalf("new push consumer: %v", err)
+		}
+		if err := pc.Subscribe(topic, sel, col.consume); err != nil {
+			t.Fatalf("subscribe %s: %v", topic, err)
+		}
+		err = pc.Start()
+		if err == nil {
+			t.Cleanup(func() { _ = pc.Shutdown() })
+			return pc
+		}
+		_ = pc.Shutdown()
+		if !strings.Contains(err.Error(), "route info not found") || time.Now().After(deadline) {
+			t.Fatalf("start push consumer group=%s topic=%s: %v", group, topic, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
-	if err := pc.Subscribe(topic, sel, col.consume); err != nil {
-		t.Fatalf("subscribe %s: %v", topic, err)
-	}
-	if err := pc.Start(); err != nil {
-		t.Fatalf("start push consumer group=%s topic=%s: %v", group, topic, err)
-	}
-	t.Cleanup(func() { _ = pc.Shutdown() })
-	return pc
 }
+
+// routeWait bounds how long a consumer waits for its topic's first route.
+const routeWait = 10 * time.Second
 
 // sendBodies sends one message per body with SendSync and fails on any error.
 func sendBodies(t *testing.T, p rocketmq.Producer, topic string, bodies []string) []*primitive.SendResult {
