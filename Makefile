@@ -5,8 +5,9 @@ PKGS      := ./...
 # Unit tests stay fast; integration and chaos suites have their own targets.
 TEST_FLAGS ?= -count=1 -timeout 12m
 FUZZTIME  ?= 20s
+MVN       ?= mvn
 
-.PHONY: help build test race lint fuzz bench integration chaos chaos-short run clean
+.PHONY: help build test race lint fuzz bench integration integration-java chaos chaos-short run clean
 
 help:
 	@grep -E '^[a-z-]+:' Makefile | sed 's/:.*//' | sort | tr '\n' ' '; echo
@@ -45,6 +46,12 @@ bench:
 
 integration: build
 	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_INTEGRATION=1 $(GO) test -count=1 -timeout 30m ./integration/...
+
+# integration-java: the Apache RocketMQ Java client (4.9.x remoting, AclClientRPCHook, TLS) against
+# real `rocketraft dev --acl` processes; JUnit 5 under integration/java (its README). Needs Java 17
+# and Maven; the first run downloads the dependencies from Maven Central. Not part of .ci/run.
+integration-java: build
+	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) $(MVN) -q -f integration/java/pom.xml test
 
 # chaos: the whole fault matrix of docs/reliability.md (about 10 minutes here; report in
 # integration/chaos/report.txt). chaos-short: the CI subset (K1 with 3 kills, N1, D1, D4, B2 and B2 with ACL on).
