@@ -28,7 +28,8 @@ const aclConflictRetries = 3
 // editACL applies edit to the ACL in force and replicates the result, the read
 // and the proposal serialised on this node. failed is the code's sentinel
 // (ErrACLUpdate, …): refusals are wrapped in it, the replication outcomes
-// (not leader, busy, unknown) pass as they are.
+// (not leader, busy, unknown) pass as they are. An edit that returns no ACL
+// and no error changes nothing: nothing is proposed.
 func (a *API) editACL(ctx context.Context, failed error, edit func(*auth.ACL) (*auth.ACL, error)) error {
 	if a.d.ACL == nil {
 		return route.ErrACLDisabled
@@ -42,6 +43,9 @@ func (a *API) editACL(ctx context.Context, failed error, edit func(*auth.ACL) (*
 		var next *auth.ACL
 		if next, err = edit(a.d.ACL.ACL()); err != nil {
 			return fmt.Errorf("%w: %w", failed, err)
+		}
+		if next == nil {
+			return nil
 		}
 		var doc []byte
 		if doc, err = next.Document(); err != nil {
@@ -83,16 +87,35 @@ func (a *API) updateACL(ctx context.Context, req *route.Request) (*transport.Com
 	return transport.NewResponse(transport.Success, ""), nil
 }
 
-// deleteACL serves DELETE_ACL_CONFIG (51) on the leader.
+// deleteACL serves DELETE_ACL_CONFIG (51) on the leader. An access key with no
+// account is answered 0 and changes nothing, where Apache answers 210: mqadmin
+// `deleteAclConfig -c` sends the delete to every node of every group (masters
+// and slaves, CommandUtil.fetchMasterAndSlaveAddrByClusterName), each Apache
+// broker deleting from its own file, but a rocketraft group has one replicated
+// document, so every node after the first would find the account gone and the
+// tool would report the delete failed.
 func (a *API) deleteACL(ctx context.Context, req *route.Request) (*transport.Command, error) {
 	ak := req.ExtFields["accessKey"]
 	if ak == "" {
 		return nil, fmt.Errorf("%w: %w: accessKey is required", route.ErrACLDelete, route.ErrBadHeader)
 	}
-	if err := a.editACL(ctx, route.ErrACLDelete, func(acl *auth.ACL) (*auth.ACL, error) { return acl.WithoutAccount(ak) }); err != nil {
+	absent := false
+	err := a.editACL(ctx, route.ErrACLDelete, func(acl *auth.ACL) (*auth.ACL, error) {
+		next, err := acl.WithoutAccount(ak)
+		if errors.Is(err, auth.ErrNoAccount) {
+			absent = true
+			return nil, nil
+		}
+		return next, err
+	})
+	if err != nil {
 		return nil, err
 	}
-	a.log.Info("ACL account deleted", "accessKey", ak)
+	if absent {
+		a.log.Info("ACL delete of an absent account: nothing to do", "accessKey", ak)
+	} else {
+		a.log.Info("ACL account deleted", "accessKey", ak)
+	}
 	return transport.NewResponse(transport.Success, ""), nil
 }
 

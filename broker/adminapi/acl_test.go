@@ -92,7 +92,6 @@ func TestACLWriteFailuresAnswerApacheCodes(t *testing.T) {
 		{"50 short secret", fx.api.updateACL, transport.UpdateAndCreateACLConfig, map[string]string{"accessKey": "producerAK", "secretKey": "123456"}, 209, "at least 7"},
 		{"50 ANY", fx.api.updateACL, transport.UpdateAndCreateACLConfig, map[string]string{"accessKey": "producerAK", "secretKey": "1234567", "defaultTopicPerm": "ANY"}, 209, "ANY"},
 		{"50 bad admin", fx.api.updateACL, transport.UpdateAndCreateACLConfig, map[string]string{"accessKey": "producerAK", "secretKey": "1234567", "admin": "yes"}, 209, "admin"},
-		{"51 unknown key", fx.api.deleteACL, transport.DeleteACLConfig, map[string]string{"accessKey": "nobody123"}, 210, "nobody123"},
 		{"51 no key", fx.api.deleteACL, transport.DeleteACLConfig, nil, 210, "required"},
 		{"53 bad pattern", fx.api.updateGlobalWhite, transport.UpdateGlobalWhiteAddrsConfig, map[string]string{"globalWhiteAddrs": "1.2.*.4"}, 211, "IP pattern"},
 	}
@@ -127,6 +126,29 @@ func TestACLDeleteAndGlobalWhite(t *testing.T) {
 	}
 	if _, v, _ := fx.rep.ACLDocument(); v != 2 {
 		t.Fatalf("version %d after two edits", v)
+	}
+}
+
+// TestACLDeleteAbsentAccountIsANoOp: mqadmin `deleteAclConfig -c` sends code
+// 51 to every node of the group; the first deletes the account from the one
+// replicated document, the others must answer 0 too (Apache's brokers each
+// delete from their own file) and replicate nothing.
+func TestACLDeleteAbsentAccountIsANoOp(t *testing.T) {
+	fx, src := aclFixture(t)
+	for i := range 3 {
+		r := respond(t, fx.api.deleteACL, transport.DeleteACLConfig, map[string]string{"accessKey": "producerAK"})
+		if r.ResponseCode() != transport.Success {
+			t.Fatalf("delete %d: %s %q", i, r.ResponseCode(), r.Remark)
+		}
+	}
+	if r := respond(t, fx.api.deleteACL, transport.DeleteACLConfig, map[string]string{"accessKey": "nobody123"}); r.ResponseCode() != transport.Success {
+		t.Fatalf("delete of a key that never existed: %s %q", r.ResponseCode(), r.Remark)
+	}
+	if keys := src.ACL().AccessKeys(); len(keys) != 1 || keys[0] != "adminAK01" {
+		t.Fatalf("after deletes %v", keys)
+	}
+	if _, v, _ := fx.rep.ACLDocument(); v != 1 {
+		t.Fatalf("version %d: only the first delete changes the document", v)
 	}
 }
 
