@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -207,6 +209,7 @@ func TestDevClusterWithACL(t *testing.T) {
 	}
 	secrets := []string{strings.TrimPrefix(clientEnv[1], "ROCKETRAFT_SECRET_KEY="), strings.TrimPrefix(adminEnv[1], "ROCKETRAFT_SECRET_KEY=")}
 	secrets = append(secrets, forgeRegistration(t, d, ns, adminEnv)...)
+	d.noSecretsInMetricsOrAdmin(adminEnv, ns, secrets)
 	for _, secret := range secrets {
 		logs, err := filepath.Glob(filepath.Join(d.dir, "logs", "*.log"))
 		if err != nil || len(logs) == 0 {
@@ -218,6 +221,55 @@ func TestDevClusterWithACL(t *testing.T) {
 				t.Errorf("%s contains a secret key", l)
 			}
 		}
+	}
+}
+
+// noSecretsInMetricsOrAdmin scrapes every node's /metrics that dev printed and
+// runs `admin acl list` and `admin cluster`, and fails if any secret appears.
+func (d *devRun) noSecretsInMetricsOrAdmin(adminEnv []string, ns string, secrets []string) {
+	d.t.Helper()
+	var pages []string
+	for _, f := range strings.Fields(d.out.String()) {
+		if strings.HasPrefix(f, "http://") && strings.HasSuffix(f, "/metrics") {
+			resp, err := http.Get(f)
+			if err != nil {
+				d.t.Fatalf("scrape %s: %v", f, err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			pages = append(pages, f+"\n"+string(body))
+		}
+	}
+	if len(pages) == 0 {
+		d.t.Fatalf("dev printed no metrics URL:\n%s", d.out.String())
+	}
+	for _, args := range [][]string{{"admin", "acl", "list", "--namesrv", ns}, {"admin", "cluster", "--namesrv", ns}} {
+		pages = append(pages, strings.Join(args, " ")+"\n"+d.mustRun(adminEnv, args))
+	}
+	for _, p := range pages {
+		for _, secret := range secrets {
+			if strings.Contains(p, secret) {
+				d.t.Errorf("a secret appears in %s", strings.SplitN(p, "\n", 2)[0])
+			}
+		}
+	}
+}
+
+// TestDevClusterWithACLAndTLS: with ACL and TLS both on, the printed examples
+// work — bench produce (native client, signed, TLS verified against the dev CA)
+// and bench consume (the official Go client with WithCredentials and WithTls).
+func TestDevClusterWithACLAndTLS(t *testing.T) {
+	d := startDev(t, "--acl", "--tls")
+	env, produce := d.example("bench", "produce")
+	_, consume := d.example("bench", "consume")
+	if len(env) != 2 || !strings.Contains(strings.Join(consume, " "), "--tls") {
+		t.Fatalf("examples lack credentials or TLS: %v %v\n%s", env, consume, d.out.String())
+	}
+	if got := d.mustRun(env, produce); !strings.Contains(got, "summary: 1000 ok, 0 failed") {
+		t.Fatalf("signed TLS produce:\n%s", got)
+	}
+	if got := d.mustRun(env, consume); !strings.Contains(got, "summary: 1000 ok") {
+		t.Fatalf("Go client consume with credentials and TLS:\n%s", got)
 	}
 }
 
