@@ -16,7 +16,6 @@ import (
 	"github.com/rocketraft/rocketraft/fsm"
 	"github.com/rocketraft/rocketraft/internal/fakereplica"
 	"github.com/rocketraft/rocketraft/nameserver"
-	"github.com/rocketraft/rocketraft/store"
 	"github.com/rocketraft/rocketraft/transport"
 )
 
@@ -137,16 +136,8 @@ func TestACLForwardedWriteKeepsTheCallersIdentity(t *testing.T) {
 // TestACLWithTheGoClient: the official client's WithCredentials signs what the
 // broker verifies; a wrong secret and a denied topic fail with code 16.
 func TestACLWithTheGoClient(t *testing.T) {
-	ns := nameserver.New(nameserver.Config{ListenAddr: "127.0.0.1:0"}, nil)
-	if err := ns.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ns.Close() })
-	st, err := store.Open(store.Config{Dir: t.TempDir(), CommitLogSegmentSize: 1 << 20, ConsumeQueueEntriesPerFile: 1000, IndexHashSlots: 100, IndexMaxEntries: 400})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	ns := startNameserver(t, nameserver.Config{})
+	st := openBrokerStore(t)
 	rep := fakereplica.New(st, replica.RoleLeader)
 	addr := freeAddr(t)
 	cfg := Config{ClusterName: "c", BrokerName: "broker-a", ListenAddr: addr, ClientAddr: addr,
@@ -166,7 +157,7 @@ func TestACLWithTheGoClient(t *testing.T) {
 		}
 	}
 	b.registerAll()
-	waitRoute(t, ns.Addr(), "Orders")
+	waitRoute(t, ns.Addr(), "Orders", nil)
 
 	send := func(name, sk, topic string) error {
 		p, err := rocketmq.NewProducer(producer.WithNameServer([]string{ns.Addr()}), producer.WithGroupName("PG_"+name),

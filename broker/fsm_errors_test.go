@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +16,6 @@ import (
 	"github.com/rocketraft/rocketraft/fsm"
 	"github.com/rocketraft/rocketraft/internal/testcluster"
 	"github.com/rocketraft/rocketraft/nameserver"
-	"github.com/rocketraft/rocketraft/transport"
 )
 
 // deleteBeforePut is a real node replica that deletes the topic through raft
@@ -42,16 +40,6 @@ func (d *deleteBeforePut) PutMessages(ctx context.Context, recs [][]byte) ([]fsm
 	return res, err
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // TestFSMTopicRefusalReachesTheGoClientAsTopicNotExist: a topic deleted between
 // the broker's check and the FSM's apply is refused per message by the FSM
 // (fsm.ErrTopicNotFound). Before the error table listed fsm's errors the client
@@ -63,11 +51,7 @@ func TestFSMTopicRefusalReachesTheGoClientAsTopicNotExist(t *testing.T) {
 	group.CreateTopic(topic, 4)
 	leader := group.WaitLeader(10 * time.Second)
 
-	ns := nameserver.New(nameserver.Config{ListenAddr: "127.0.0.1:0"}, nil)
-	if err := ns.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ns.Close() })
+	ns := startNameserver(t, nameserver.Config{})
 
 	rep := &deleteBeforePut{Replica: replica.NewNode(leader.Node(), replica.NodeOptions{}), topic: topic}
 	addr := freeAddr(t)
@@ -82,7 +66,7 @@ func TestFSMTopicRefusalReachesTheGoClientAsTopicNotExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	waitRoute(t, ns.Addr(), topic)
+	waitRoute(t, ns.Addr(), topic, nil)
 
 	p, err := rocketmq.NewProducer(producer.WithNameServer([]string{ns.Addr()}), producer.WithGroupName("PG_vanishing"),
 		producer.WithInstanceName("vanishing"), producer.WithRetry(0), producer.WithSendMsgTimeout(10*time.Second))
@@ -103,25 +87,5 @@ func TestFSMTopicRefusalReachesTheGoClientAsTopicNotExist(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "CODE: 17,") {
 		t.Fatalf("Go client got %v, want CODE: 17 (TOPIC_NOT_EXIST)", err)
-	}
-}
-
-// waitRoute waits until the nameserver serves a route for topic.
-func waitRoute(t *testing.T, nsAddr, topic string) {
-	t.Helper()
-	c := transport.NewClient(transport.ClientConfig{DialTimeout: time.Second})
-	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		resp, err := c.Invoke(ctx, nsAddr, transport.NewRequest(transport.GetRouteInfoByTopic, map[string]string{"topic": topic}, nil))
-		cancel()
-		if err == nil && resp.ResponseCode() == transport.Success {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no route for %s at the nameserver: %v", topic, err)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

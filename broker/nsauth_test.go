@@ -6,7 +6,6 @@ import (
 	"github.com/rocketraft/rocketraft/broker/replica"
 	"github.com/rocketraft/rocketraft/internal/fakereplica"
 	"github.com/rocketraft/rocketraft/nameserver"
-	"github.com/rocketraft/rocketraft/store"
 )
 
 const groupSecret = "broker-a-group-secret-0123"
@@ -15,11 +14,7 @@ const groupSecret = "broker-a-group-secret-0123"
 // signing with secret ("" = unsigned), and returns its advertised address.
 func startRegisteringBroker(t *testing.T, nsAddr, secret string) (*Broker, string) {
 	t.Helper()
-	st, err := store.Open(store.Config{Dir: t.TempDir(), CommitLogSegmentSize: 1 << 20, ConsumeQueueEntriesPerFile: 1000, IndexHashSlots: 100, IndexMaxEntries: 400})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := openBrokerStore(t)
 	rep := fakereplica.New(st, replica.RoleLeader)
 	if err := rep.UpsertTopic(t.Context(), fsmTopic("Orders")); err != nil {
 		t.Fatal(err)
@@ -41,13 +36,9 @@ func startRegisteringBroker(t *testing.T, nsAddr, secret string) (*Broker, strin
 // Without brokerAuthFile a fake broker-a at id 0 takes the route: the attack
 // the next test shows refused.
 func TestWithoutBrokerAuthAFakeTakesTheRoute(t *testing.T) {
-	ns := nameserver.New(nameserver.Config{ListenAddr: "127.0.0.1:0"}, nil)
-	if err := ns.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ns.Close() })
+	ns := startNameserver(t, nameserver.Config{})
 	startRegisteringBroker(t, ns.Addr(), "")
-	waitRoute(t, ns.Addr(), "Orders")
+	waitRoute(t, ns.Addr(), "Orders", nil)
 	fake, fakeAddr := startRegisteringBroker(t, ns.Addr(), "")
 	fake.registerAll()
 	if got := ns.Registry().ClusterInfo().BrokerAddrTable["broker-a"].BrokerAddrs[nameserver.MasterID]; got != fakeAddr {
@@ -64,11 +55,7 @@ func TestNamesrvAuthSecretRegisters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := nameserver.New(nameserver.Config{ListenAddr: "127.0.0.1:0", BrokerAuth: secrets}, nil)
-	if err := ns.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ns.Close() })
+	ns := startNameserver(t, nameserver.Config{BrokerAuth: secrets})
 	master := func() string {
 		bd, ok := ns.Registry().ClusterInfo().BrokerAddrTable["broker-a"]
 		if !ok {
@@ -78,7 +65,7 @@ func TestNamesrvAuthSecretRegisters(t *testing.T) {
 	}
 
 	_, realAddr := startRegisteringBroker(t, ns.Addr(), groupSecret)
-	waitRoute(t, ns.Addr(), "Orders")
+	waitRoute(t, ns.Addr(), "Orders", nil)
 	if got := master(); got != realAddr {
 		t.Fatalf("broker-a master = %q, want the signed broker %s", got, realAddr)
 	}

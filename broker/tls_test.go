@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"sort"
 	"sync"
@@ -17,7 +16,6 @@ import (
 	"github.com/rocketraft/rocketraft/broker/replica"
 	"github.com/rocketraft/rocketraft/internal/fakereplica"
 	"github.com/rocketraft/rocketraft/nameserver"
-	"github.com/rocketraft/rocketraft/store"
 	"github.com/rocketraft/rocketraft/transport"
 	"github.com/rocketraft/rocketraft/transport/devcert"
 )
@@ -36,16 +34,8 @@ func TestTLSEnforcingWithTheGoClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := nameserver.New(nameserver.Config{ListenAddr: "127.0.0.1:0", TLS: serverTLS}, nil)
-	if err := ns.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ns.Close() })
-	st, err := store.Open(store.Config{Dir: t.TempDir(), CommitLogSegmentSize: 1 << 20, ConsumeQueueEntriesPerFile: 1000, IndexHashSlots: 100, IndexMaxEntries: 400})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	ns := startNameserver(t, nameserver.Config{TLS: serverTLS})
+	st := openBrokerStore(t)
 	rep := fakereplica.New(st, replica.RoleLeader)
 	addr := freeAddr(t)
 	b, err := New(Config{ClusterName: "c", BrokerName: "broker-a", ListenAddr: addr, ClientAddr: addr,
@@ -63,7 +53,7 @@ func TestTLSEnforcingWithTheGoClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.registerAll() // over TLS: the nameserver refuses anything else
-	waitRouteTLS(t, clientTLS, ns.Addr(), topic)
+	waitRoute(t, ns.Addr(), topic, clientTLS)
 
 	plain := transport.NewClient(transport.ClientConfig{DialTimeout: time.Second})
 	defer plain.Close()
@@ -167,25 +157,5 @@ func TestTLSEnforcingWithTheGoClient(t *testing.T) {
 	}
 	if c := rep.PutCount(); c != n {
 		t.Fatalf("%d messages stored, want the %d sent over TLS", c, n)
-	}
-}
-
-// waitRouteTLS is waitRoute over TLS.
-func waitRouteTLS(t *testing.T, cfg *tls.Config, nsAddr, topic string) {
-	t.Helper()
-	c := transport.NewClient(transport.ClientConfig{DialTimeout: time.Second, TLS: cfg})
-	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		resp, err := c.Invoke(ctx, nsAddr, transport.NewRequest(transport.GetRouteInfoByTopic, map[string]string{"topic": topic}, nil))
-		cancel()
-		if err == nil && resp.ResponseCode() == transport.Success {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no route for %s at the nameserver: %v %v", topic, resp, err)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
