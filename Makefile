@@ -35,7 +35,7 @@ fuzz:
 	$(GO) test ./store -run '^$$' -fuzz '^FuzzDecodeMessage$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./store -run '^$$' -fuzz '^FuzzRecoveryScan$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./fsm -run '^$$' -fuzz '^FuzzDecodeCommand$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./broker/auth -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./transport/sign -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME)
 	@if grep -q 'func FuzzDecodeFrame' transport/*_test.go 2>/dev/null; then \
 		$(GO) test ./transport -run '^$$' -fuzz '^FuzzDecodeFrame$$' -fuzztime $(FUZZTIME); fi
 	@if grep -q 'func FuzzDecodeHeader' transport/*_test.go 2>/dev/null; then \

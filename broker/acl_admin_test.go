@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocketraft/rocketraft/transport/sign"
+
 	"github.com/rocketraft/rocketraft/broker/auth"
 	"github.com/rocketraft/rocketraft/broker/replica"
 	"github.com/rocketraft/rocketraft/internal/testcluster"
@@ -119,11 +121,11 @@ func TestACLReplicatedSurvivesLeaderCrash(t *testing.T) {
 
 	check := func(id string, s *auth.Source) {
 		t.Helper()
-		rotated := auth.Credentials{AccessKey: "rotatedAK", SecretKey: "rotated-secret"}.SignExt(map[string]string{"topic": "T"}, nil)
+		rotated := sign.Credentials{AccessKey: "rotatedAK", SecretKey: "rotated-secret"}.SignExt(map[string]string{"topic": "T"}, nil)
 		if err := s.ACL().Check(transport.UpdateAndCreateTopic, rotated, nil, netip.Addr{}); err != nil {
 			t.Fatalf("%s: the new admin is refused: %v", id, err)
 		}
-		removed := auth.Credentials{AccessKey: "adminAK01", SecretKey: "admin-secret"}.SignExt(map[string]string{"topic": "T"}, nil)
+		removed := sign.Credentials{AccessKey: "adminAK01", SecretKey: "admin-secret"}.SignExt(map[string]string{"topic": "T"}, nil)
 		if err := s.ACL().Check(transport.UpdateAndCreateTopic, removed, nil, netip.Addr{}); err == nil {
 			t.Fatalf("%s: the removed admin is still allowed", id)
 		}

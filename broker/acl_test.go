@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocketraft/rocketraft/transport/sign"
+
 	rocketmq "github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
@@ -49,7 +51,7 @@ func signed(ak, sk string, ext map[string]string, body []byte) map[string]string
 		out = map[string]string{}
 	}
 	out["AccessKey"] = ak
-	out["Signature"] = auth.Sign(sk, auth.StringToSign(out, body, nil))
+	out["Signature"] = sign.Sign(sk, sign.StringToSign(out, body, nil))
 	return out
 }
 

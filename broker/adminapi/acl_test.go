@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocketraft/rocketraft/transport/sign"
+
 	"github.com/rocketraft/rocketraft/broker/auth"
 	"github.com/rocketraft/rocketraft/broker/replica"
 	"github.com/rocketraft/rocketraft/broker/route"
@@ -70,7 +72,7 @@ func TestACLUpdateCreatesAndReplicates(t *testing.T) {
 	if c := src.Current(); !c.Replicated || c.Version != 1 {
 		t.Fatalf("source did not move: %+v", c)
 	}
-	signedExt := auth.Credentials{AccessKey: "consumerAK", SecretKey: "consumer-secret"}.SignExt(
+	signedExt := sign.Credentials{AccessKey: "consumerAK", SecretKey: "consumer-secret"}.SignExt(
 		map[string]string{"topic": "Orders", "consumerGroup": "billing"}, nil)
 	if err := src.ACL().Check(transport.PullMessage, signedExt, nil, noAddr); err != nil {
 		t.Fatalf("new account: %v", err)

@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"testing"
 
+	tsign "github.com/rocketraft/rocketraft/transport/sign"
+
 	"github.com/rocketraft/rocketraft/transport"
 )
 
@@ -25,7 +27,7 @@ func BenchmarkCheckSignedSend(b *testing.B) {
 		b.Fatal(err)
 	}
 	body := make([]byte, 1024)
-	ext := Credentials{AccessKey: "RocketMQ", SecretKey: "12345678"}.SignExt(sendExtFields(), body)
+	ext := tsign.Credentials{AccessKey: "RocketMQ", SecretKey: "12345678"}.SignExt(sendExtFields(), body)
 	remote := netip.MustParseAddr("172.16.0.9")
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 
+	tsign "github.com/rocketraft/rocketraft/transport/sign"
+
 	"github.com/rocketraft/rocketraft/broker/route"
 	"github.com/rocketraft/rocketraft/transport"
 )
@@ -72,7 +74,7 @@ func (a *ACL) authenticate(code transport.RequestCode, ext map[string]string, bo
 	if a.whitelisted(a.globalWhite, remote) {
 		return nil, nil
 	}
-	ak := ext[accessKeyField]
+	ak := ext[tsign.AccessKeyField]
 	if ak == "" {
 		return nil, fmt.Errorf("%w: request code %s is not signed (no AccessKey) and %s is not on the allow-list",
 			route.ErrNoPermission, code, addrText(remote))
@@ -84,7 +86,7 @@ func (a *ACL) authenticate(code transport.RequestCode, ext map[string]string, bo
 	if acc.White != nil && remote.IsValid() && acc.White.Match(remote) {
 		return nil, nil
 	}
-	if !VerifyRequest(acc.SecretKey, ext, body, unsigned...) {
+	if !tsign.VerifyRequest(acc.SecretKey, ext, body, unsigned...) {
 		return nil, fmt.Errorf("%w: signature check failed for accessKey=%s (request code %s)", route.ErrNoPermission, ak, code)
 	}
 	return acc, nil

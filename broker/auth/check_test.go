@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	tsign "github.com/rocketraft/rocketraft/transport/sign"
+
 	"github.com/rocketraft/rocketraft/broker/route"
 	"github.com/rocketraft/rocketraft/transport"
 )
@@ -36,8 +38,8 @@ func sign(ak, sk string, ext map[string]string, body []byte) map[string]string {
 	if out == nil {
 		out = map[string]string{}
 	}
-	out[accessKeyField] = ak
-	out[signatureKey] = Sign(sk, StringToSign(out, body, nil))
+	out[tsign.AccessKeyField] = ak
+	out[tsign.SignatureField] = tsign.Sign(sk, tsign.StringToSign(out, body, nil))
 	return out
 }
 
@@ -64,7 +66,7 @@ func TestCheckRules(t *testing.T) {
 	}{
 		{"global allow-list, unsigned", transport.UpdateAndCreateTopic, nil, nil, netip.MustParseAddr("10.0.0.5"), ""},
 		{"account allow-list skips the signature", transport.PullMessage,
-			map[string]string{accessKeyField: "consumerAK", "topic": "Payments"}, nil, netip.MustParseAddr("192.168.7.7"), ""},
+			map[string]string{tsign.AccessKeyField: "consumerAK", "topic": "Payments"}, nil, netip.MustParseAddr("192.168.7.7"), ""},
 		{"pull with SUB on topic and group", transport.PullMessage, consumer(map[string]string{"topic": "Orders", "consumerGroup": "billing"}, nil), nil, outside, ""},
 		{"pull of a denied group", transport.PullMessage, consumer(map[string]string{"topic": "Orders", "consumerGroup": "other"}, nil), nil, outside, "group other"},
 		{"publish needs PUB", transport.SendMessage, consumer(map[string]string{"topic": "Orders"}, []byte("x")), []byte("x"), outside, "needs PUB"},
@@ -111,12 +113,12 @@ func TestCheckIgnoresTheForwardingMarkerAndUniqueKeyFlag(t *testing.T) {
 		t.Fatalf("relayed request: %v", err)
 	}
 	// A 4.9 Java client signs _UNIQUE_KEY_QUERY; a 4.9 broker does not: both verify.
-	withFlag := sign("consumerAK", "consumer-secret", map[string]string{"topic": "Orders", "key": "k", UniqueKeyQuery: "false"}, nil)
+	withFlag := sign("consumerAK", "consumer-secret", map[string]string{"topic": "Orders", "key": "k", tsign.UniqueKeyQuery: "false"}, nil)
 	if err := acl.Check(transport.QueryMessage, withFlag, nil, remote); err != nil {
 		t.Fatalf("signed with the flag: %v", err)
 	}
 	added := maps.Clone(ext)
-	added[UniqueKeyQuery] = "false"
+	added[tsign.UniqueKeyQuery] = "false"
 	if err := acl.Check(transport.QueryMessage, added, nil, remote); err != nil {
 		t.Fatalf("flag added after signing: %v", err)
 	}

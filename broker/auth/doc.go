@@ -19,9 +19,12 @@
 // nothing runs, and the connection stays open. Secrets never appear in a
 // remark, a log line or an error.
 //
+// The signature itself (HMAC-SHA1 over the sorted extFields values and the
+// body, and the test vectors of the security reference) is transport/sign,
+// shared with the nameserver.
+//
 // Files, bottom up: perm.go (Perm, ErrBadACL), addr.go (IP patterns),
-// sign.go (the signature; its code is transport/sign, shared with the
-// nameserver), acl.go (accounts and plain_acl.yml), resources.go
+// acl.go (accounts and plain_acl.yml), resources.go
 // (what each request code needs), check.go (the decision), stage.go (the chain
 // stage), edit.go (the edits of the ACL admin codes 50, 51, 53 and the
 // document they render, which Parse reads back to an equal ACL), source.go

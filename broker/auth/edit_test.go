@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	tsign "github.com/rocketraft/rocketraft/transport/sign"
 )
 
 const editBase = `
@@ -235,7 +237,7 @@ func TestSourceStageUsesTheACLInForce(t *testing.T) {
 	docs := &fakeDocs{}
 	s := NewSource(mustParse(t, editBase), docs, nil, nil)
 	ext := func(ak, sk string) map[string]string {
-		return Credentials{AccessKey: ak, SecretKey: sk}.SignExt(map[string]string{"topic": "T"}, nil)
+		return tsign.Credentials{AccessKey: ak, SecretKey: sk}.SignExt(map[string]string{"topic": "T"}, nil)
 	}
 	if err := s.ACL().Check(codeACLConfig, ext("adminAK01", "admin: secret # not a comment"), nil, noAddr); err != nil {
 		t.Fatalf("file admin: %v", err)

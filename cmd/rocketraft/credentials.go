@@ -3,9 +3,9 @@ package main
 import (
 	"os"
 
-	"github.com/spf13/pflag"
+	"github.com/rocketraft/rocketraft/transport/sign"
 
-	"github.com/rocketraft/rocketraft/broker/auth"
+	"github.com/spf13/pflag"
 )
 
 // Environment variables that hold credentials, so secrets need not appear on
@@ -26,8 +26,8 @@ func (c *credentialFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.secretKey, "secret-key", "", "ACL secret key (default $"+envSecretKey+"; prefer the variable: flags show in the process list)")
 }
 
-func (c *credentialFlags) credentials() auth.Credentials {
-	cr := auth.Credentials{AccessKey: c.accessKey, SecretKey: c.secretKey}
+func (c *credentialFlags) credentials() sign.Credentials {
+	cr := sign.Credentials{AccessKey: c.accessKey, SecretKey: c.secretKey}
 	if cr.AccessKey == "" {
 		cr.AccessKey = os.Getenv(envAccessKey)
 	}

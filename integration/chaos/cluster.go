@@ -14,9 +14,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocketraft/rocketraft/transport/sign"
+
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/rocketraft/rocketraft/broker/auth"
 	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/nameserver"
 	"github.com/rocketraft/rocketraft/transport"
@@ -54,7 +55,7 @@ type Options struct {
 	// aclEnable=true on it, and the harness signs its own requests (runtime
 	// info, raw sends, pulls, the Go producers) with Credentials.
 	ACL         string
-	Credentials auth.Credentials
+	Credentials sign.Credentials
 }
 
 // Node is one broker process of the group with its addresses.

@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rocketraft/rocketraft/broker/auth"
+	"github.com/rocketraft/rocketraft/transport/sign"
+
 	"github.com/rocketraft/rocketraft/transport"
 )
 
@@ -42,11 +43,11 @@ accounts:
 // non-admin requests get NO_PERMISSION and store nothing; the processes live on.
 func TestB2InvalidInputWithACL(t *testing.T) {
 	requireChaos(t, inShort)
-	admin := auth.Credentials{AccessKey: "chaosAdmin", SecretKey: "chaos-admin-secret"}
-	client := auth.Credentials{AccessKey: "chaosClient", SecretKey: "chaos-client-secret"}
+	admin := sign.Credentials{AccessKey: "chaosAdmin", SecretKey: "chaos-admin-secret"}
+	client := sign.Credentials{AccessKey: "chaosClient", SecretKey: "chaos-client-secret"}
 	runB2(t, "B2ACL", Options{ACL: b2ACL, Credentials: admin}, func(s *scenario, addr string) int {
 		ctx := context.Background()
-		send := func(creds auth.Credentials, topic string, mutate func(map[string]string)) (*transport.Command, error) {
+		send := func(creds sign.Credentials, topic string, mutate func(map[string]string)) (*transport.Command, error) {
 			ext := map[string]string{"producerGroup": "chaos-acl", "topic": topic, "defaultTopic": "TBW102",
 				"defaultTopicQueueNums": "4", "queueId": "0", "sysFlag": "0", "bornTimestamp": "1", "flag": "0",
 				"properties": "", "reconsumeTimes": "0", "unitMode": "false", "batch": "false"}
@@ -63,9 +64,9 @@ func TestB2InvalidInputWithACL(t *testing.T) {
 			name string
 			do   func() (*transport.Command, error)
 		}{
-			{"unsigned send", func() (*transport.Command, error) { return send(auth.Credentials{}, "AclClientTopic", nil) }},
+			{"unsigned send", func() (*transport.Command, error) { return send(sign.Credentials{}, "AclClientTopic", nil) }},
 			{"wrong secret", func() (*transport.Command, error) {
-				return send(auth.Credentials{AccessKey: "chaosClient", SecretKey: "not-the-secret"}, "AclClientTopic", nil)
+				return send(sign.Credentials{AccessKey: "chaosClient", SecretKey: "not-the-secret"}, "AclClientTopic", nil)
 			}},
 			{"tampered after signing", func() (*transport.Command, error) {
 				return send(client, "AclClientTopic", func(ext map[string]string) { ext["queueId"] = "1" })

@@ -9,7 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rocketraft/rocketraft/broker/auth"
+	"github.com/rocketraft/rocketraft/transport/sign"
+
 	"github.com/rocketraft/rocketraft/store"
 	"github.com/rocketraft/rocketraft/transport"
 )
@@ -59,7 +60,7 @@ type RawSender struct {
 	Name string
 	// Creds, when set, sign this sender's sends instead of the cluster's
 	// credentials (a client account of an ACL scenario).
-	Creds   *auth.Credentials
+	Creds   *sign.Credentials
 	c       *Cluster
 	tc      *transport.Client
 	timeout time.Duration

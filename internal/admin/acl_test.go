@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rocketraft/rocketraft/broker/auth"
+	"github.com/rocketraft/rocketraft/transport/sign"
+
 	"github.com/rocketraft/rocketraft/transport"
 )
 
@@ -38,7 +39,7 @@ func TestACLCommandsOnTheWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	creds := auth.Credentials{AccessKey: "adminAK01", SecretKey: "admin-secret"}
+	creds := sign.Credentials{AccessKey: "adminAK01", SecretKey: "admin-secret"}
 	c := New(Config{BrokerAddr: srv.Addr(), Timeout: 2 * time.Second, Credentials: creds})
 	defer c.Close()
 	ctx := context.Background()
@@ -63,7 +64,7 @@ func TestACLCommandsOnTheWire(t *testing.T) {
 	}
 	for len(seen) > 0 {
 		req := <-seen
-		if !auth.VerifyRequest("admin-secret", req.ExtFields, req.Body) {
+		if !sign.VerifyRequest("admin-secret", req.ExtFields, req.Body) {
 			t.Errorf("%s not signed with the admin credentials", req.RequestCode())
 		}
 		if req.RequestCode() == transport.UpdateAndCreateACLConfig {

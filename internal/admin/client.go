@@ -10,9 +10,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rocketraft/rocketraft/transport/sign"
+
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/rocketraft/rocketraft/broker/auth"
 	"github.com/rocketraft/rocketraft/nameserver"
 	"github.com/rocketraft/rocketraft/transport"
 )
@@ -44,7 +45,7 @@ type Config struct {
 	// Credentials sign every request to a broker or nameserver (brokers with
 	// aclEnable=true refuse unsigned ones; a nameserver with aclEnable refuses an
 	// unsigned DELETE_TOPIC_IN_NAMESRV); zero sends unsigned requests.
-	Credentials auth.Credentials
+	Credentials sign.Credentials
 	// TLS, when set, makes every connection TLS, to brokers and nameservers
 	// alike (clusters with tlsMode=enforcing refuse plaintext);
 	// transport.ClientTLS builds it. nil dials plaintext.

@@ -8,10 +8,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rocketraft/rocketraft/transport/sign"
+
 	"github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
-	"github.com/rocketraft/rocketraft/broker/auth"
 )
 
 // ConsumeOptions configures a consumer run.
@@ -22,7 +23,7 @@ type ConsumeOptions struct {
 	Count   int           // stop after this many messages (0 = run for Duration)
 	Timeout time.Duration // give up after this long
 	// Credentials sign every request (brokers with aclEnable=true).
-	Credentials auth.Credentials
+	Credentials sign.Credentials
 	// TLS, when set, dials over TLS. The consumer is the rocketmq-go client,
 	// which cannot verify the server: a cfg that verifies is refused
 	// (ErrTLSVerifyUnsupported; see goClientTLS).

@@ -11,11 +11,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rocketraft/rocketraft/transport/sign"
+
 	"github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
-	"github.com/rocketraft/rocketraft/broker/auth"
 )
 
 // ProduceOptions configures a producer load.
@@ -32,7 +33,7 @@ type ProduceOptions struct {
 	Mode        Mode
 	Window      int // sends in flight per producer in ModeAsync
 	// Credentials sign every send (brokers with aclEnable=true); zero: unsigned.
-	Credentials auth.Credentials
+	Credentials sign.Credentials
 	// TLS, when set, dials the nameservers and brokers over TLS (clusters with
 	// tlsMode=enforcing); transport.ClientTLS builds it. The native client uses
 	// it as given. ClientRocketMQGo can only be told "TLS on" and never verifies

@@ -1,4 +1,4 @@
-package auth
+package sign
 
 import (
 	"bytes"
@@ -282,7 +282,7 @@ func FuzzVerify(f *testing.F) {
 		}
 		check := func(what string, ext2 map[string]string, body2 []byte) {
 			t.Helper()
-			want := bytes.Equal(StringToSign(ext2, body2, skip), text) && ext2[signatureKey] == sig
+			want := bytes.Equal(StringToSign(ext2, body2, skip), text) && ext2[SignatureField] == sig
 			if got := Verify(secret, ext2, body2, skip); got != want {
 				t.Fatalf("tampered %s: Verify = %v, want %v", what, got, want)
 			}
