@@ -43,21 +43,24 @@ func (t *Table) Serve(fwd Stage, stages ...Stage) transport.HandlerFunc {
 		}
 		return h
 	}
-	chains := make(map[transport.RequestCode]Handler, len(t.routes))
+	type routed struct {
+		h Handler
+		r *Route
+	}
+	chains := make(map[transport.RequestCode]routed, len(t.routes))
 	for c, r := range t.routes {
-		chains[c] = chain(r.Handler)
+		chains[c] = routed{chain(r.Handler), r}
 	}
 	// A code without a route still runs the stages (metrics count it, and an
 	// authorisation stage sees every request), as a Local route of its own.
 	unsupported := chain(notSupported)
 	return func(ctx context.Context, conn *transport.Conn, cmd *transport.Command) *transport.Command {
 		code := cmd.RequestCode()
-		h, ok := chains[code]
-		r := t.routes[code]
+		rt, ok := chains[code]
 		if !ok {
-			h, r = unsupported, &Route{Code: code, Policy: Local, Handler: notSupported}
+			rt = routed{unsupported, &Route{Code: code, Policy: Local, Handler: notSupported}}
 		}
-		return Respond(h(ctx, &Request{Command: cmd, Conn: conn, Route: r}))
+		return Respond(rt.h(ctx, &Request{Command: cmd, Conn: conn, Route: rt.r}))
 	}
 }
 
