@@ -80,7 +80,7 @@ func envLayer[T any](table []keySpec[T], otherKeys []string, environ []string) (
 		case !known && other[strings.ToLower(rest)]:
 			continue
 		case !known:
-			probs.addAt(at, rest, shown(rest, value), unknownEnvRule(table, rest))
+			probs.addAt(at, rest, shownUnknown(table, rest, value), unknownEnvRule(table, rest))
 			continue
 		}
 		if first, dup := l[spec.name]; dup {

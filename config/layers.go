@@ -189,7 +189,7 @@ func fileLayer[T any](table []keySpec[T], file string, raw []rawEntry) (layer, p
 		at := fileOrigin(file, e.line)
 		spec, ok := byLower[strings.ToLower(e.key)]
 		if !ok {
-			probs.addAt(at, e.key, shown(e.key, entryText(e, " ")), unknownKeyRule(table, e.key))
+			probs.addAt(at, e.key, shownUnknown(table, e.key, entryText(e, " ")), unknownKeyRule(table, e.key))
 			continue
 		}
 		value := e.value
@@ -228,7 +228,7 @@ func setLayer[T any](table []keySpec[T], sets []string) (layer, problems) {
 		}
 		spec, known := byLower[strings.ToLower(key)]
 		if !known {
-			probs.addAt(flagOrigin, key, shown(key, value), unknownKeyRule(table, key))
+			probs.addAt(flagOrigin, key, shownUnknown(table, key, value), unknownKeyRule(table, key))
 			continue
 		}
 		if _, dup := l[spec.name]; dup {
@@ -270,6 +270,16 @@ func shown(key, value string) string {
 		return redactSecret(value)
 	}
 	return value
+}
+
+// shownUnknown is shown for a key no row has: masked also when it looks like a
+// typo of a secret key (namesrvAuthSecrt), whose value is then most likely the
+// secret.
+func shownUnknown[T any](table []keySpec[T], key, value string) string {
+	if best := suggestKey(table, key); best != "" && isSecretKey(best) {
+		return redactSecret(value)
+	}
+	return shown(key, value)
 }
 
 // redacted masks the values of decode's problems on secret keys.

@@ -60,8 +60,10 @@ func (o Origin) String() string {
 	}
 }
 
-func fileOrigin(file string, line int) Origin { return Origin{Kind: OriginFile, File: file, Line: line} }
-func envOrigin(name string) Origin            { return Origin{Kind: OriginEnv, Name: name} }
+func fileOrigin(file string, line int) Origin {
+	return Origin{Kind: OriginFile, File: file, Line: line}
+}
+func envOrigin(name string) Origin { return Origin{Kind: OriginEnv, Name: name} }
 
 var (
 	flagOrigin    = Origin{Kind: OriginFlag}
