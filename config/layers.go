@@ -159,8 +159,10 @@ func applyLayers[T any](table []keySpec[T], otherKeys []string, src sources, cfg
 		origins[s.name] = e.origin
 		text := v.GetString(s.name)
 		if text != e.text {
-			panic(fmt.Sprintf("config: viper resolved %s to %q but its highest layer is %s with %q: "+
-				"viper's precedence (Set > env > config) changed", s.name, shown(s.name, text), e.origin, shown(s.name, e.text)))
+			// An internal error, not the operator's: refuse to start rather than
+			// run with a value whose printed source would be wrong.
+			return nil, nil, fmt.Errorf("config: viper resolved %s to %q but its highest layer is %s with %q: "+
+				"viper's precedence (Set > env > config) changed", s.name, shown(s.name, text), e.origin, shown(s.name, e.text))
 		}
 		if err := s.set(cfg, text); err != nil {
 			probs.addAt(e.origin, s.name, shown(s.name, text), err.Error())

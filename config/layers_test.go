@@ -96,7 +96,7 @@ func TestLayerPrecedence(t *testing.T) {
 // Every key goes through every layer: the environment sets each key to its
 // default text over a file that sets each to something else, then --set puts
 // the file's values back. viper resolves each key and the loader checks the
-// answer against the layer it names (a mismatch panics), so this covers the
+// answer against the layer it names (a mismatch is an error), so this covers the
 // agreement for all keys, not just listenPort.
 func TestEveryKeyThroughEveryLayer(t *testing.T) {
 	file := filepath.Join("testdata", "broker-n0.conf")
