@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"time"
 )
@@ -193,50 +192,53 @@ func defaultAdminListen(listenPort int) string {
 }
 
 // LoadBroker reads path (format by extension), applies it over DefaultBroker and
-// validates. A *ValidationError lists every problem in the file.
+// validates. A *ValidationError lists every problem in the file, each with its
+// line. It reads no environment and no flags: Layers does.
 func LoadBroker(path string) (Broker, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Broker{}, fmt.Errorf("config: read broker config %s: %w", path, err)
-	}
-	b, err := ParseBroker(data, FormatFromPath(path))
-	if err != nil {
-		return Broker{}, fmt.Errorf("config: broker config %s:\n%w", path, err)
-	}
-	return b, nil
+	b, _, err := Layers{File: path}.Broker()
+	return b, err
 }
 
 // ParseBroker applies data over DefaultBroker and validates. Keys missing from
 // data keep their defaults; dLegerGroup defaults to brokerName and adminListen
-// to 127.0.0.1:<listenPort+2> as set in data.
+// to 127.0.0.1:<listenPort+2> as set in data. Problems name lines ("line 3").
 func ParseBroker(data []byte, format Format) (Broker, error) {
-	entries, probs, err := decode(data, format)
-	if err != nil {
-		return Broker{}, err
-	}
+	b, _, err := loadBroker(sources{data: data, format: format, hasFile: true})
+	return b, err
+}
+
+// loadBroker layers src over DefaultBroker, derives the derived defaults and
+// validates, naming the origin of every bad value.
+func loadBroker(src sources) (Broker, Effective, error) {
 	b := DefaultBroker()
-	set, setProbs := applyEntries(brokerKeys, entries, &b)
-	probs = append(probs, setProbs...)
-	if !set["dLegerGroup"] {
-		b.DLegerGroup = b.BrokerName
+	origins, probs, err := applyLayers(brokerKeys, keyNames(namesrvKeys), src, &b)
+	if err != nil {
+		return Broker{}, Effective{}, err
 	}
-	if !set["adminListen"] {
+	if origins["dLegerGroup"].Kind == OriginDefault {
+		b.DLegerGroup = b.BrokerName
+		origins["dLegerGroup"] = Origin{Kind: OriginDefault, Derived: "brokerName"}
+	}
+	if origins["adminListen"].Kind == OriginDefault {
+		origins["adminListen"] = Origin{Kind: OriginDefault, Derived: "127.0.0.1:<listenPort+2>"}
 		b.AdminListen = defaultAdminListen(b.ListenPort)
 		if b.AdminListen == "" {
-			probs.add("adminListen", "", fmt.Sprintf(
+			probs.addAt(origins["adminListen"], "adminListen", "", fmt.Sprintf(
 				"default listenPort+%d is above 65535; set adminListen, or set it empty to disable", adminPortOffset))
 		}
 	}
 	vprobs := b.validate()
-	if !set["dLegerGroup"] && (hasKey(probs, "brokerName") || hasKey(vprobs, "brokerName")) {
+	if origins["dLegerGroup"].Derived != "" && (hasKey(probs, "brokerName") || hasKey(vprobs, "brokerName")) {
 		// dLegerGroup copied a bad brokerName: one report, on the key to fix.
 		vprobs = dropKeys(vprobs, problems{{Key: "dLegerGroup"}})
 	}
+	vprobs.attribute(origins)
 	probs = append(probs, dropKeys(vprobs, probs)...)
+	probs.sortByOrigin()
 	if err := probs.err(); err != nil {
-		return Broker{}, err
+		return Broker{}, Effective{}, err
 	}
-	return b, nil
+	return b, effective("broker", brokerKeys, &b, origins), nil
 }
 
 // Validate checks every key and the rules between keys, returning a

@@ -33,48 +33,6 @@ type keySpec[T any] struct {
 	check func(c *T) string
 }
 
-// applyEntries sets every entry on cfg. It returns the canonical names that were
-// set and a problem for each unknown, duplicated or unparseable key; one bad key
-// never stops the others from being checked.
-func applyEntries[T any](table []keySpec[T], entries []rawEntry, cfg *T) (map[string]bool, problems) {
-	byLower := make(map[string]*keySpec[T], len(table))
-	for i := range table {
-		byLower[strings.ToLower(table[i].name)] = &table[i]
-	}
-	var probs problems
-	set := make(map[string]bool)
-	firstLine := make(map[string]int)
-	for _, e := range entries {
-		spec, ok := byLower[strings.ToLower(e.key)]
-		if !ok {
-			probs.add(e.key, entryText(e, " "), unknownKeyRule(table, e.key))
-			continue
-		}
-		value := e.value
-		if e.isList {
-			if spec.listSep == "" {
-				probs.add(spec.name, entryText(e, " "), "must be a single value, not a list")
-				continue
-			}
-			value = strings.Join(e.list, spec.listSep)
-		}
-		if set[spec.name] {
-			rule := "set more than once"
-			if e.line > 0 {
-				rule += fmt.Sprintf(" (lines %d and %d)", firstLine[spec.name], e.line)
-			}
-			probs.add(spec.name, value, rule)
-			continue
-		}
-		set[spec.name] = true
-		firstLine[spec.name] = e.line
-		if err := spec.set(cfg, value); err != nil {
-			probs.add(spec.name, value, err.Error())
-		}
-	}
-	return set, probs
-}
-
 func entryText(e rawEntry, sep string) string {
 	if e.isList {
 		return strings.Join(e.list, sep)
@@ -84,6 +42,15 @@ func entryText(e rawEntry, sep string) string {
 
 // unknownKeyRule suggests the closest known key when the name looks like a typo.
 func unknownKeyRule[T any](table []keySpec[T], key string) string {
+	if best := suggestKey(table, key); best != "" {
+		return "unknown key (did you mean " + best + "?)"
+	}
+	return "unknown key"
+}
+
+// suggestKey is the known key nearest to key, or "" when none is near enough
+// to be a typo of it.
+func suggestKey[T any](table []keySpec[T], key string) string {
 	lower := strings.ToLower(key)
 	best, bestDist := "", len(lower)
 	for _, s := range table {
@@ -92,9 +59,9 @@ func unknownKeyRule[T any](table []keySpec[T], key string) string {
 		}
 	}
 	if best != "" && bestDist <= 3 && bestDist*3 <= len(lower) {
-		return "unknown key (did you mean " + best + "?)"
+		return best
 	}
-	return "unknown key"
+	return ""
 }
 
 // checkAll runs every key's own check, in table order.

@@ -107,7 +107,7 @@ func TestTestdataCoversEveryKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, _ := parseProperties(data)
+	entries, _ := parseProperties("", data)
 	if len(entries) != len(brokerKeys) {
 		t.Errorf("testdata sets %d keys, table has %d", len(entries), len(brokerKeys))
 	}
@@ -186,8 +186,8 @@ func TestYAMLSyntaxError(t *testing.T) {
 	}
 }
 
-// Viper lowercases YAML keys; properties keep case. Both must match any case
-// and report the canonical name.
+// Both formats keep the key as written and match it in any case; problems
+// quote an unknown key as written and name known ones canonically.
 func TestKeysMatchCaseInsensitively(t *testing.T) {
 	for _, tc := range []struct {
 		data   string
@@ -225,7 +225,12 @@ func TestYAMLNullIsEmpty(t *testing.T) {
 	}
 	_, err = ParseBroker([]byte("raft:\n  heartbeatTimeout: 1s\n"), FormatYAML)
 	var verr *ValidationError
-	if !errors.As(err, &verr) || !verr.Has("raft.heartbeattimeout") {
-		t.Errorf("nested key: err = %v, want unknown key raft.heartbeattimeout", err)
+	if !errors.As(err, &verr) || len(verr.Problems) != 1 {
+		t.Fatalf("nested key: err = %v, want one problem", err)
+	}
+	// Nested keys flatten with their case and line; the hint names the flat key.
+	p := verr.Problems[0]
+	if p.Key != "raft.heartbeatTimeout" || p.Origin.Line != 2 || p.Rule != "unknown key (did you mean raftHeartbeatTimeout?)" {
+		t.Errorf("nested key: problem = %+v", p)
 	}
 }

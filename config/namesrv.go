@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -40,41 +39,41 @@ func (n Namesrv) Addr() string {
 }
 
 // LoadNamesrv reads path (format by extension), applies it over DefaultNamesrv
-// and validates.
+// and validates. It reads no environment and no flags: Layers does.
 func LoadNamesrv(path string) (Namesrv, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Namesrv{}, fmt.Errorf("config: read namesrv config %s: %w", path, err)
-	}
-	n, err := ParseNamesrv(data, FormatFromPath(path))
-	if err != nil {
-		return Namesrv{}, fmt.Errorf("config: namesrv config %s:\n%w", path, err)
-	}
-	return n, nil
+	n, _, err := Layers{File: path}.Namesrv()
+	return n, err
 }
 
 // ParseNamesrv applies data over DefaultNamesrv and validates; adminListen
 // defaults to 127.0.0.1:<listenPort+2>.
 func ParseNamesrv(data []byte, format Format) (Namesrv, error) {
-	entries, probs, err := decode(data, format)
-	if err != nil {
-		return Namesrv{}, err
-	}
+	n, _, err := loadNamesrv(sources{data: data, format: format, hasFile: true})
+	return n, err
+}
+
+func loadNamesrv(src sources) (Namesrv, Effective, error) {
 	n := DefaultNamesrv()
-	set, setProbs := applyEntries(namesrvKeys, entries, &n)
-	probs = append(probs, setProbs...)
-	if !set["adminListen"] {
+	origins, probs, err := applyLayers(namesrvKeys, keyNames(brokerKeys), src, &n)
+	if err != nil {
+		return Namesrv{}, Effective{}, err
+	}
+	if origins["adminListen"].Kind == OriginDefault {
+		origins["adminListen"] = Origin{Kind: OriginDefault, Derived: "127.0.0.1:<listenPort+2>"}
 		n.AdminListen = defaultAdminListen(n.ListenPort)
 		if n.AdminListen == "" {
-			probs.add("adminListen", "", fmt.Sprintf(
+			probs.addAt(origins["adminListen"], "adminListen", "", fmt.Sprintf(
 				"default listenPort+%d is above 65535; set adminListen, or set it empty to disable", adminPortOffset))
 		}
 	}
-	probs = append(probs, dropKeys(n.validate(), probs)...)
+	vprobs := n.validate()
+	vprobs.attribute(origins)
+	probs = append(probs, dropKeys(vprobs, probs)...)
+	probs.sortByOrigin()
 	if err := probs.err(); err != nil {
-		return Namesrv{}, err
+		return Namesrv{}, Effective{}, err
 	}
-	return n, nil
+	return n, effective("namesrv", namesrvKeys, &n, origins), nil
 }
 
 // Validate checks every key, returning a *ValidationError listing all problems, or nil.

@@ -7,13 +7,15 @@ import (
 
 // rawEntry is one key as written in a file, before it is matched to the key table.
 type rawEntry struct {
-	key   string
+	key   string // as written: case kept, so problems can quote it
 	value string
-	line  int // 1-based line of the key in the file; 0 when the format has no lines (YAML via viper)
+	line  int // 1-based line of the key in the file
 	// isList marks a YAML sequence; list holds its items, joined with the key's
 	// separator before parsing so both formats share one parser.
 	isList bool
 	list   []string
+	// isMap marks a YAML mapping with no entries (`raft: {}`), which no key takes.
+	isMap bool
 }
 
 // parseProperties reads Java properties (java.util.Properties.load grammar): `#`
@@ -22,8 +24,8 @@ type rawEntry struct {
 // whitespace of a value is dropped, because an invisible trailing blank turning
 // "10911 " into a bad port is a trap, not a feature. A malformed \u escape is a
 // problem on that key rather than an abort, so the rest of the file is still
-// checked.
-func parseProperties(data []byte) ([]rawEntry, problems) {
+// checked. file names the file in problems ("" for bytes without a name).
+func parseProperties(file string, data []byte) ([]rawEntry, problems) {
 	var (
 		out   []rawEntry
 		probs problems
@@ -51,10 +53,10 @@ func parseProperties(data []byte) ([]rawEntry, problems) {
 		value, verr := unescapeProperties(rawValue)
 		switch {
 		case kerr != "":
-			probs.add(rawKey, rawValue, "line "+strconv.Itoa(startLine)+": key: "+kerr)
+			probs.addAt(fileOrigin(file, startLine), rawKey, rawValue, "key: "+kerr)
 			continue
 		case verr != "":
-			probs.add(key, rawValue, "line "+strconv.Itoa(startLine)+": "+verr)
+			probs.addAt(fileOrigin(file, startLine), key, rawValue, verr)
 			continue
 		}
 		out = append(out, rawEntry{key: key, value: strings.TrimRight(value, " \t\f"), line: startLine})

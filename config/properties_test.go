@@ -22,7 +22,7 @@ func TestParsePropertiesGrammar(t *testing.T) {
 		"bare\n" +
 		"odd=ends\\\\\n" +
 		"last=1\\"
-	got, probs := parseProperties([]byte(data))
+	got, probs := parseProperties("", []byte(data))
 	if len(probs) != 0 {
 		t.Fatalf("problems: %v", probs)
 	}
@@ -45,7 +45,7 @@ func TestParsePropertiesGrammar(t *testing.T) {
 }
 
 func TestParsePropertiesBadEscape(t *testing.T) {
-	got, probs := parseProperties([]byte("a=\\u12\nb=2\n"))
+	got, probs := parseProperties("", []byte("a=\\u12\nb=2\n"))
 	if len(probs) != 1 || probs[0].Key != "a" {
 		t.Fatalf("problems = %v, want one on a", probs)
 	}

@@ -120,7 +120,8 @@ func TestEachRule(t *testing.T) {
 	}
 }
 
-// One file with several mistakes yields one error naming all of them, one per line.
+// One file with several mistakes yields one error naming all of them, one per
+// line, in file order, each with its line.
 func TestAllProblemsReportedAtOnce(t *testing.T) {
 	data := "listenPort=70000\n" +
 		"diskMaxUsedSpaceRatio=99\n" +
@@ -128,11 +129,11 @@ func TestAllProblemsReportedAtOnce(t *testing.T) {
 		"dLegerSelfId=n5\n" +
 		"bogusKey=1\n"
 	_, err := ParseBroker([]byte(data), FormatProperties)
-	want := `listenPort="70000": must be 1..65535` + "\n" +
-		`diskMaxUsedSpaceRatio="99": must be 10..95` + "\n" +
-		`flushDiskType="FAST": must be ASYNC_FLUSH or SYNC_FLUSH` + "\n" +
-		`bogusKey="1": unknown key` + "\n" +
-		`dLegerSelfId="n5": must be one of the dLegerPeers ids (n0)`
+	want := `line 1: listenPort="70000": must be 1..65535` + "\n" +
+		`line 2: diskMaxUsedSpaceRatio="99": must be 10..95` + "\n" +
+		`line 3: flushDiskType="FAST": must be ASYNC_FLUSH or SYNC_FLUSH` + "\n" +
+		`line 4: dLegerSelfId="n5": must be one of the dLegerPeers ids (n0)` + "\n" +
+		`line 5: bogusKey="1": unknown key`
 	if err == nil || err.Error() != want {
 		t.Fatalf("error:\n%v\nwant:\n%s", err, want)
 	}

@@ -23,22 +23,22 @@ import (
 )
 
 func newBrokerCommand() *cobra.Command {
-	var confPath string
+	var conf configFlags
 	cmd := &cobra.Command{
 		Use:   "broker",
 		Short: "Run one node of a broker group",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg := config.DefaultBroker()
-			if confPath != "" {
-				var err error
-				if cfg, err = config.LoadBroker(confPath); err != nil {
-					return err
-				}
+			cfg, eff, err := config.Layers{File: conf.path, Env: true, Set: conf.set}.Broker()
+			if err != nil {
+				return err
+			}
+			if conf.print {
+				return printConfig(cmd.OutOrStdout(), eff)
 			}
 			return runBroker(cfg)
 		},
 	}
-	cmd.Flags().StringVarP(&confPath, "config", "c", "", "broker.conf (Java properties or YAML)")
+	conf.register(cmd.Flags(), "broker.conf")
 	return cmd
 }
 

@@ -13,17 +13,20 @@ import (
 )
 
 func newNamesrvCommand() *cobra.Command {
-	var confPath, listen string
+	var (
+		conf   configFlags
+		listen string
+	)
 	cmd := &cobra.Command{
 		Use:   "namesrv",
 		Short: "Run a nameserver (route registry)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg := config.DefaultNamesrv()
-			if confPath != "" {
-				var err error
-				if cfg, err = config.LoadNamesrv(confPath); err != nil {
-					return err
-				}
+			cfg, eff, err := config.Layers{File: conf.path, Env: true, Set: conf.set}.Namesrv()
+			if err != nil {
+				return err
+			}
+			if conf.print {
+				return printConfig(cmd.OutOrStdout(), eff)
 			}
 			addr := cfg.Addr()
 			if listen != "" {
@@ -58,7 +61,7 @@ func newNamesrvCommand() *cobra.Command {
 			return srv.Close()
 		},
 	}
-	cmd.Flags().StringVarP(&confPath, "config", "c", "", "namesrv.conf (Java properties or YAML)")
+	conf.register(cmd.Flags(), "namesrv.conf")
 	cmd.Flags().StringVar(&listen, "listen", "", "listen address host:port (overrides the config)")
 	return cmd
 }
