@@ -162,7 +162,7 @@ func (c *Client) MessageByID(ctx context.Context, id, topic string) ([]MessageVi
 				return nil, err
 			}
 			if len(ms) == 1 && ms[0].PhysOffset == off {
-				ms[0].Addr = addr
+				ms[0].Addr, ms[0].Group = addr, c.groupOf(ctx, addr)
 				return ms, nil
 			}
 		}
@@ -181,6 +181,21 @@ func (c *Client) MessageByID(ctx context.Context, id, topic string) ([]MessageVi
 		return nil, fmt.Errorf("message id=%s topic=%s: %w", id, topic, ErrNotFound)
 	}
 	return ms, err
+}
+
+// groupOf names the broker group a node belongs to, "" when no group lists
+// it (the id names a node the nameserver does not know, or it is down).
+func (c *Client) groupOf(ctx context.Context, addr string) string {
+	groups, err := c.Groups(ctx)
+	if err != nil {
+		return ""
+	}
+	for _, g := range groups {
+		if slices.Contains(g.Nodes(), addr) {
+			return g.Name
+		}
+	}
+	return ""
 }
 
 // MessagesText renders messages as blocks of "name: value" lines (a message
