@@ -177,7 +177,7 @@ func TopicUpdateTable(topic string, cs []TopicChange) Table {
 	for _, c := range cs {
 		d := topicChangeDoc{BrokerName: c.Group, Addr: c.Addr, Topic: topic, Result: c.Outcome(), Error: errText(c.Err)}
 		row := []string{c.Group, c.Addr, topic, "", "", "", ""}
-		res := d.Result
+		var res string
 		switch {
 		case c.Absent:
 			res = "SKIPPED: no such topic on this group (topic create --broker-name " + c.Group + " adds it)"
