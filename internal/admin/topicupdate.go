@@ -114,8 +114,9 @@ func (c *Client) TopicConfig(ctx context.Context, addr, topic string) (nameserve
 // no selected group has it the error wraps ErrNotFound (create it first).
 //
 // Read and write are two requests: an update by someone else in between is
-// overwritten by the fields read here. Admin changes are rare and manual, so
-// this is the trade-off mqadmin makes too.
+// overwritten by the fields read here. Admin changes are rare and manual; a
+// compare-and-set would need a broker code RocketMQ does not have. (mqadmin
+// updateTopic does not read at all: it resets what is not given to defaults.)
 func (c *Client) TopicUpdate(ctx context.Context, topic, cluster, brokerName string, p TopicPatch) ([]TopicChange, error) {
 	if p.Empty() {
 		return nil, fmt.Errorf("topic update %s: %w", topic, ErrNothingToChange)
