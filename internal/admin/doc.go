@@ -7,7 +7,7 @@
 // It owns: resolving broker targets through the nameserver's cluster info (or
 // one address given with --broker), the client-side shapes of the admin answers
 // (mirrors of the broker's JSON, kept honest by the process-level test), and
-// formatting. cmd/rocketraft/admin.go only parses flags and calls Client.
+// formatting. cmd/rocketraft/admin*.go only parse flags and call Client.
 //
 // Imports: config, nameserver, store (message decoding only) and transport. It
 // must not import broker (a client never links the server) or raft.
