@@ -43,6 +43,7 @@ const (
 	ConsumeMessageDirectly        RequestCode = 309 // broker→client, replied
 	SendMessageV2                 RequestCode = 310 // Java client→broker (short header names)
 	SendBatchMessage              RequestCode = 320 // client→broker
+	GetTopicConfig                RequestCode = 351 // admin→broker (RocketMQ 5.x; admin topic update reads before it writes)
 	QueryDataVersion              RequestCode = 322 // Java 5.x broker→nameserver
 	SendReplyMessage              RequestCode = 324 // client→broker (request/reply)
 	SendReplyMessageV2            RequestCode = 325 // defined by Go, never sent
@@ -80,6 +81,7 @@ var requestCodeNames = map[RequestCode]string{
 	GetAllSubscriptionGroupConfig: "GET_ALL_SUBSCRIPTIONGROUP_CONFIG",
 	GetAllTopicListFromNameServer: "GET_ALL_TOPIC_LIST_FROM_NAMESERVER",
 	DeleteTopicInBroker:           "DELETE_TOPIC_IN_BROKER",
+	GetTopicConfig:                "GET_TOPIC_CONFIG",
 	DeleteTopicInNameSrv:          "DELETE_TOPIC_IN_NAMESRV",
 	ResetConsumerClientOffset:     "RESET_CONSUMER_CLIENT_OFFSET",
 	GetConsumerStatusFromClient:   "GET_CONSUMER_STATUS_FROM_CLIENT",

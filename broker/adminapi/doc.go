@@ -1,5 +1,5 @@
 // Package adminapi serves the broker's administration request codes: topic
-// create and delete, the subscription-group table, runtime info, raft membership,
+// create, read and delete, the subscription-group table, runtime info, raft membership,
 // leadership and snapshots, consumer progress, and the consumer-management codes
 // an admin tool sends (GET_CONSUMER_RUNNING_INFO relayed to a client,
 // INVOKE_BROKER_TO_RESET_OFFSET), and the ACL 1.0 codes 50–54 (accounts changed
@@ -12,7 +12,7 @@
 // Each file refers only to the files below it:
 //
 //	api.go       Config, Deps, API, New
-//	topics.go    UPDATE_AND_CREATE_TOPIC, DELETE_TOPIC_IN_BROKER, GET_ALL_SUBSCRIPTIONGROUP_CONFIG
+//	topics.go    UPDATE_AND_CREATE_TOPIC, DELETE_TOPIC_IN_BROKER, GET_TOPIC_CONFIG, GET_ALL_SUBSCRIPTIONGROUP_CONFIG
 //	raft.go      GET_BROKER_RUNTIME_INFO, RaftPeers, the membership codes, RaftSnapshot
 //	progress.go  QueueProgress, GroupProgress, ConsumerProgress
 //	reset.go     INVOKE_BROKER_TO_RESET_OFFSET (offset rule, gson body, client notification)

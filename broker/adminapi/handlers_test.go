@@ -91,6 +91,40 @@ func TestCreateAndDeleteTopic(t *testing.T) {
 	}
 }
 
+// TestTopicConfigReadsWhatCreateStored: GET_TOPIC_CONFIG answers the stored
+// config with RocketMQ's field names, TOPIC_NOT_EXIST (via the error table's
+// fsm.ErrTopicNotFound row) for a missing topic and a bad-name error for an
+// invalid one.
+func TestTopicConfigReadsWhatCreateStored(t *testing.T) {
+	fx := newFixture(t)
+	ctx := context.Background()
+	if _, err := fx.api.createTopic(ctx, request(transport.UpdateAndCreateTopic, map[string]string{"topic": "T",
+		"readQueueNums": "3", "writeQueueNums": "5", "perm": "4", "topicSysFlag": "1", "order": "true"})); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := fx.api.topicConfig(ctx, request(transport.GetTopicConfig, map[string]string{"topic": "T"}))
+	if err != nil || resp.ResponseCode() != transport.Success {
+		t.Fatalf("read: %v %v", resp, err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(resp.Body, &got); err != nil {
+		t.Fatalf("%s: %v", resp.Body, err)
+	}
+	for key, want := range map[string]any{"topicName": "T", "readQueueNums": 3.0, "writeQueueNums": 5.0, "perm": 4.0,
+		"topicSysFlag": 1.0, "order": true, "topicFilterType": fsm.TopicFilterSingleTag} {
+		if got[key] != want {
+			t.Errorf("%s = %v, want %v (body %s)", key, got[key], want, resp.Body)
+		}
+	}
+	_, err = fx.api.topicConfig(ctx, request(transport.GetTopicConfig, map[string]string{"topic": "Missing"}))
+	if !errors.Is(err, fsm.ErrTopicNotFound) || route.ResponseCode(err) != transport.TopicNotExist || !strings.Contains(err.Error(), "Missing") {
+		t.Errorf("missing topic: %v (code %s)", err, route.ResponseCode(err))
+	}
+	if _, err := fx.api.topicConfig(ctx, request(transport.GetTopicConfig, nil)); !errors.Is(err, route.ErrTopicInvalid) {
+		t.Errorf("no topic: %v", err)
+	}
+}
+
 func TestAllSubscriptionGroupsBody(t *testing.T) {
 	fx := newFixture(t)
 	if err := fx.rep.UpsertSubscriptionGroup(context.Background(), fsm.DefaultSubscriptionGroup("g")); err != nil {

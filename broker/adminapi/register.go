@@ -12,6 +12,7 @@ import (
 func (a *API) Register(t *route.Table) {
 	t.Handle(route.Leader, a.createTopic, transport.UpdateAndCreateTopic)
 	t.Handle(route.Leader, a.deleteTopic, transport.DeleteTopicInBroker)
+	t.Handle(route.Leader, a.topicConfig, transport.GetTopicConfig)
 	t.Handle(route.Local, a.allSubscriptionGroups, transport.GetAllSubscriptionGroupConfig)
 
 	t.Handle(route.Local, a.runtimeInfoHandler, transport.GetBrokerRuntimeInfo)

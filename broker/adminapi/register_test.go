@@ -14,6 +14,7 @@ func TestRegisterPolicies(t *testing.T) {
 	want := map[transport.RequestCode]route.Policy{
 		transport.UpdateAndCreateTopic:          route.Leader,
 		transport.DeleteTopicInBroker:           route.Leader,
+		transport.GetTopicConfig:                route.Leader,
 		transport.GetAllSubscriptionGroupConfig: route.Local,
 		transport.GetBrokerRuntimeInfo:          route.Local,
 		transport.RaftPeers:                     route.Local,

@@ -67,6 +67,28 @@ func (a *API) deleteTopic(ctx context.Context, req *route.Request) (*transport.C
 	return transport.NewResponse(transport.Success, ""), nil
 }
 
+// topicConfig serves GET_TOPIC_CONFIG (351, RocketMQ 5.x): the topic's stored
+// config with RocketMQ's field names (Apache wraps it in TopicConfigAndQueueMapping;
+// without static topics its mappingDetail is absent, so the body is the plain
+// TopicConfig). `admin topic update` reads it, changes only the fields given and
+// writes it back; it is registered Leader so that read sees the config the write
+// replaces, not a follower's lagging copy. A missing topic is TOPIC_NOT_EXIST.
+func (a *API) topicConfig(_ context.Context, req *route.Request) (*transport.Command, error) {
+	topic := req.ExtFields["topic"]
+	if err := route.ValidateTopic(topic); err != nil {
+		return nil, err
+	}
+	t, ok := a.d.Replica.Topic(topic)
+	if !ok {
+		return nil, fmt.Errorf("topic %s on broker %s: %w", topic, a.d.BrokerName, fsm.ErrTopicNotFound)
+	}
+	body, err := json.Marshal(t)
+	if err != nil {
+		return nil, err
+	}
+	return route.OK(nil, body), nil
+}
+
 // allSubscriptionGroups serves GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201): Java's
 // SubscriptionGroupWrapper, whose group entries are fsm.SubscriptionGroupConfig
 // as stored (its JSON names are Java's).

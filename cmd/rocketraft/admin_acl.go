@@ -21,16 +21,17 @@ const envACLAccountSecret = "ROCKETRAFT_ACL_ACCOUNT_SECRET"
 // account.
 func adminACLCommand(f *adminFlags) *cobra.Command {
 	cmd := &cobra.Command{Use: "acl", Short: "List and change ACL accounts and the global allow-list (replicated by each group)"}
+	var tg target
 	list := &cobra.Command{
 		Use: "list", Short: "Accounts with admin flag and permissions (never secrets), and the global allow-list", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return f.run(cmd, func(ctx context.Context, c *admin.Client) (admin.Table, error) {
-				cs, err := c.ACLList(ctx, f.cluster, f.group)
+				cs, err := c.ACLList(ctx, tg.cluster, tg.brokerName)
 				return admin.ACLListTable(cs), err
 			})
 		},
 	}
-	groupFlags(list, f)
+	tg.register(list.Flags())
 
 	var secret, white, defTopic, defGroup, topicPerms, groupPerms string
 	var isAdmin bool
@@ -58,7 +59,7 @@ func adminACLCommand(f *adminFlags) *cobra.Command {
 				}
 			}
 			return f.run(cmd, func(ctx context.Context, c *admin.Client) (admin.Table, error) {
-				rs, err := c.ACLSet(ctx, s, f.cluster, f.group)
+				rs, err := c.ACLSet(ctx, s, tg.cluster, tg.brokerName)
 				if err == nil {
 					err = admin.FirstError(rs)
 				}
@@ -74,13 +75,13 @@ func adminACLCommand(f *adminFlags) *cobra.Command {
 	sf.StringVar(&defGroup, "default-group-perm", "", "DENY, PUB, SUB or PUB|SUB for unlisted groups")
 	sf.StringVar(&topicPerms, "topic-perms", "", "comma-separated TOPIC=PERM list; replaces the account's (\"\" clears it)")
 	sf.StringVar(&groupPerms, "group-perms", "", "comma-separated GROUP=PERM list; replaces the account's (\"\" clears it)")
-	groupFlags(set, f)
+	tg.register(sf)
 
 	del := &cobra.Command{
 		Use: "delete ACCESS_KEY", Short: "Delete an account (mqadmin deleteAclConfig)", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.run(cmd, func(ctx context.Context, c *admin.Client) (admin.Table, error) {
-				rs, err := c.ACLDelete(ctx, args[0], f.cluster, f.group)
+				rs, err := c.ACLDelete(ctx, args[0], tg.cluster, tg.brokerName)
 				if err == nil {
 					err = admin.FirstError(rs)
 				}
@@ -88,7 +89,7 @@ func adminACLCommand(f *adminFlags) *cobra.Command {
 			})
 		},
 	}
-	groupFlags(del, f)
+	tg.register(del.Flags())
 
 	whitelist := &cobra.Command{
 		Use:   "whitelist [PATTERN,...]",
@@ -100,7 +101,7 @@ func adminACLCommand(f *adminFlags) *cobra.Command {
 				patterns = strings.Split(args[0], ",")
 			}
 			return f.run(cmd, func(ctx context.Context, c *admin.Client) (admin.Table, error) {
-				rs, err := c.ACLWhitelist(ctx, patterns, f.cluster, f.group)
+				rs, err := c.ACLWhitelist(ctx, patterns, tg.cluster, tg.brokerName)
 				if err == nil {
 					err = admin.FirstError(rs)
 				}
@@ -108,7 +109,7 @@ func adminACLCommand(f *adminFlags) *cobra.Command {
 			})
 		},
 	}
-	groupFlags(whitelist, f)
+	tg.register(whitelist.Flags())
 	cmd.AddCommand(list, set, del, whitelist)
 	return cmd
 }

@@ -10,22 +10,22 @@ import (
 )
 
 // adminConsumerCommands are the consumer-management subcommands of admin group:
-// reset-offset and running-info. Here --group names the consumer group (as in
-// mqadmin resetOffsetByTime -g) and --broker-group the broker group.
+// reset-offset and running-info. -g/--group names the consumer group (as in
+// mqadmin resetOffsetByTime -g) and -B/--broker-name the broker group.
 func adminConsumerCommands(f *adminFlags) []*cobra.Command {
-	var group, topic, brokerGroup, clientID string
+	var group, topic, brokerName, clientID string
 	var timestamp int64
 	var force bool
 	reset := &cobra.Command{
-		Use:   "reset-offset --group CONSUMER_GROUP --topic TOPIC --timestamp MS",
+		Use:   "reset-offset -g CONSUMER_GROUP -t TOPIC -s MS",
 		Short: "Move a consumer group's offsets on a topic to a time (ms; -1 = the end); connected clients follow",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if group == "" || topic == "" || !cmd.Flags().Changed("timestamp") {
-				return fmt.Errorf("reset-offset needs --group, --topic and --timestamp")
+				return fmt.Errorf("reset-offset needs -g/--group, -t/--topic and -s/--timestamp")
 			}
 			return f.run(cmd, func(ctx context.Context, c *admin.Client) (admin.Table, error) {
-				rs, err := c.GroupResetOffset(ctx, group, topic, timestamp, force, brokerGroup)
+				rs, err := c.GroupResetOffset(ctx, group, topic, timestamp, force, brokerName)
 				if err != nil {
 					return admin.Table{}, err
 				}
@@ -33,28 +33,32 @@ func adminConsumerCommands(f *adminFlags) []*cobra.Command {
 			})
 		},
 	}
-	reset.Flags().StringVarP(&group, "group", "g", "", "consumer group")
-	reset.Flags().StringVarP(&topic, "topic", "t", "", "topic")
-	reset.Flags().Int64Var(&timestamp, "timestamp", 0, "Unix time in ms: the first message stored at or after it is consumed next; -1 = skip to the end")
-	reset.Flags().BoolVar(&force, "force", true, "also move offsets forward (false: only rewind)")
-	reset.Flags().StringVar(&brokerGroup, "broker-group", "", "broker group (brokerName); default every group with the topic")
+	rf := reset.Flags()
+	addConsumerGroup(rf, &group)
+	addTopic(rf, &topic, "topic")
+	rf.Int64VarP(&timestamp, "timestamp", shortTimestamp, 0, "Unix time in ms: the first message stored at or after it is consumed next; -1 = skip to the end")
+	rf.BoolVarP(&force, "force", shortForce, true, "also move offsets forward (-f=false: only rewind)")
+	addBrokerName(rf, &brokerName, "broker group (brokerName); default every group with the topic")
+	addOldBrokerGroup(rf, &brokerName)
 
 	info := &cobra.Command{
-		Use:   "running-info --group CONSUMER_GROUP",
+		Use:   "running-info -g CONSUMER_GROUP",
 		Short: "Ask each client of a consumer group (relayed by a broker) for its properties and subscriptions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if group == "" {
-				return fmt.Errorf("running-info needs --group")
+				return fmt.Errorf("running-info needs -g/--group")
 			}
 			return f.run(cmd, func(ctx context.Context, c *admin.Client) (admin.Table, error) {
-				infos, err := c.GroupRunningInfo(ctx, group, clientID, brokerGroup)
+				infos, err := c.GroupRunningInfo(ctx, group, clientID, brokerName)
 				return admin.RunningInfoTable(group, infos), err
 			})
 		},
 	}
-	info.Flags().StringVarP(&group, "group", "g", "", "consumer group")
-	info.Flags().StringVar(&clientID, "client", "", "only this client id (default: every client of the group)")
-	info.Flags().StringVar(&brokerGroup, "broker-group", "", "broker group whose leader relays (default: the only or first group)")
+	inf := info.Flags()
+	addConsumerGroup(inf, &group)
+	inf.StringVar(&clientID, "client", "", "only this client id (default: every client of the group)")
+	addBrokerName(inf, &brokerName, "broker group whose leader relays (default: the only or first group)")
+	addOldBrokerGroup(inf, &brokerName)
 	return []*cobra.Command{reset, info}
 }

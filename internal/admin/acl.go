@@ -22,10 +22,11 @@ type ACLAccount struct {
 	GroupPerms         []string `json:"groupPerms"`
 }
 
-// ACLConfig is one broker group's ACL in force.
+// ACLConfig is one broker group's ACL in force; -o json prints it with the
+// broker's names plus the group and the node asked.
 type ACLConfig struct {
-	BrokerGroup      string
-	Addr             string
+	BrokerGroup      string       `json:"brokerName"`
+	Addr             string       `json:"addr"`
 	GlobalWhiteAddrs []string     `json:"globalWhiteAddrs"`
 	Accounts         []ACLAccount `json:"plainAccessConfigs"`
 }
@@ -89,6 +90,7 @@ func ACLListTable(cs []ACLConfig) Table {
 		}
 		t.Footer = append(t.Footer, fmt.Sprintf("%s global allow-list: [%s]", c.BrokerGroup, strings.Join(c.GlobalWhiteAddrs, ",")))
 	}
+	t.Doc = rows(cs)
 	return t
 }
 
@@ -107,27 +109,4 @@ func (c *Client) ACLDelete(ctx context.Context, accessKey, cluster, brokerGroup 
 func (c *Client) ACLWhitelist(ctx context.Context, patterns []string, cluster, brokerGroup string) ([]GroupResult, error) {
 	return c.eachGroup(ctx, cluster, brokerGroup, transport.UpdateGlobalWhiteAddrsConfig,
 		map[string]string{"globalWhiteAddrs": strings.Join(patterns, ",")})
-}
-
-func (c *Client) selected(ctx context.Context, cluster, brokerGroup string) ([]Group, error) {
-	all, err := c.Groups(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return selectGroups(all, cluster, brokerGroup)
-}
-
-// eachGroup sends one request to the leader of every selected group.
-func (c *Client) eachGroup(ctx context.Context, cluster, brokerGroup string, code transport.RequestCode, ext map[string]string) ([]GroupResult, error) {
-	groups, err := c.selected(ctx, cluster, brokerGroup)
-	if err != nil {
-		return nil, err
-	}
-	var out []GroupResult
-	for _, g := range groups {
-		addr := g.Target()
-		_, err := c.call(ctx, addr, code, ext)
-		out = append(out, GroupResult{Group: g.Name, Addr: addr, Err: err})
-	}
-	return out, nil
 }

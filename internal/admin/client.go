@@ -199,7 +199,7 @@ func selectGroups(all []Group, cluster, name string) ([]Group, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: cluster=%q group=%q (known: %d groups)", ErrNoTarget, cluster, name, len(all))
+		return nil, fmt.Errorf("%w: cluster=%q brokerName=%q (known: %d groups)", ErrNoTarget, cluster, name, len(all))
 	}
 	return out, nil
 }
@@ -215,7 +215,7 @@ func (c *Client) group(ctx context.Context, name string) (Group, error) {
 		for i, g := range all {
 			names[i] = g.Name
 		}
-		return Group{}, fmt.Errorf("%w: %d groups (%v): name one with --group", ErrNoTarget, len(all), names)
+		return Group{}, fmt.Errorf("%w: %d groups (%v): name one with --broker-name", ErrNoTarget, len(all), names)
 	}
 	if c.cfg.BrokerAddr != "" {
 		name = ""

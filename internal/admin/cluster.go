@@ -107,20 +107,47 @@ func withLag(rows []NodeStatus) []NodeStatus {
 	return rows
 }
 
+// nodeDoc is one row of ClusterTable in JSON; an unreachable node has role
+// UNREACHABLE, its error and zero raft fields.
+type nodeDoc struct {
+	Cluster            string `json:"cluster"`
+	BrokerName         string `json:"brokerName"`
+	BrokerID           int64  `json:"brokerId"`
+	Addr               string `json:"addr"`
+	Node               string `json:"node"`
+	Role               string `json:"role"`
+	Term               uint64 `json:"term"`
+	Leader             string `json:"leader"`
+	AppliedIndex       uint64 `json:"appliedIndex"`
+	CommitIndex        uint64 `json:"commitIndex"`
+	LastIndex          uint64 `json:"lastIndex"`
+	Lag                uint64 `json:"lag"`
+	CommitLogMaxOffset int64  `json:"commitLogMaxOffset"`
+	LastContact        string `json:"lastContact"`
+	Error              string `json:"error,omitempty"`
+}
+
 // ClusterTable renders Cluster's answer, one line per node.
 func ClusterTable(nodes []NodeStatus) Table {
 	t := Table{Header: []string{"CLUSTER", "GROUP", "BID", "ADDR", "NODE", "ROLE", "TERM", "LEADER", "APPLIED", "COMMIT", "LAST", "LAG", "CL-MAX-OFFSET", "LAST-CONTACT"}}
+	docs := []nodeDoc{}
 	for _, n := range nodes {
 		if n.Err != nil {
 			t.Rows = append(t.Rows, []string{n.Cluster, n.Group, strconv.FormatInt(int64(n.BrokerID), 10), n.Addr,
 				"", "UNREACHABLE", "", "", "", "", "", "", "", ""})
 			t.Footer = append(t.Footer, fmt.Sprintf("%s: %v", n.Addr, n.Err))
+			docs = append(docs, nodeDoc{Cluster: n.Cluster, BrokerName: n.Group, BrokerID: int64(n.BrokerID), Addr: n.Addr,
+				Role: "UNREACHABLE", Error: n.Err.Error()})
 			continue
 		}
 		t.Rows = append(t.Rows, []string{n.Cluster, n.Group, strconv.FormatInt(int64(n.BrokerID), 10), n.Addr,
 			n.SelfID, n.Role, u64(n.Term), n.LeaderID, u64(n.AppliedIndex), u64(n.CommitIndex), u64(n.LastIndex),
 			u64(n.Lag), strconv.FormatInt(n.CommitLogMaxOffset, 10), n.LastContact})
+		docs = append(docs, nodeDoc{Cluster: n.Cluster, BrokerName: n.Group, BrokerID: int64(n.BrokerID), Addr: n.Addr,
+			Node: n.SelfID, Role: n.Role, Term: n.Term, Leader: n.LeaderID, AppliedIndex: n.AppliedIndex, CommitIndex: n.CommitIndex,
+			LastIndex: n.LastIndex, Lag: n.Lag, CommitLogMaxOffset: n.CommitLogMaxOffset, LastContact: n.LastContact})
 	}
+	t.Doc = docs
 	return t
 }
 

@@ -14,7 +14,7 @@ import (
 
 // ResetOffset is one queue whose consumer offset a reset moved.
 type ResetOffset struct {
-	BrokerGroup string
+	BrokerGroup string `json:"brokerName"`
 	Topic       string `json:"topic"`
 	QueueID     int32  `json:"queueId"`
 	Offset      int64  `json:"offset"`
@@ -75,22 +75,27 @@ func ResetOffsetTable(group string, rs []ResetOffset) Table {
 		t.Rows = append(t.Rows, []string{r.Topic, r.BrokerGroup, strconv.Itoa(int(r.QueueID)), strconv.FormatInt(r.Offset, 10)})
 	}
 	t.Footer = []string{fmt.Sprintf("consumer group %s: %d queues reset; connected clients were told to resume from these offsets", group, len(rs))}
+	t.Doc = struct {
+		ConsumerGroup string        `json:"consumerGroup"`
+		Queues        []ResetOffset `json:"queues"`
+	}{group, rows(rs)}
 	return t
 }
 
 // RunningInfo is what one consumer client reports about itself
 // (GET_CONSUMER_RUNNING_INFO, 307, relayed by a broker).
 type RunningInfo struct {
-	ClientID      string
-	Properties    map[string]string
-	Subscriptions []RunningSubscription
+	ClientID      string                `json:"clientId"`
+	Properties    map[string]string     `json:"properties"`
+	Subscriptions []RunningSubscription `json:"subscriptions"`
 	// Raw is the client's answer as sent: the Go client writes mqTable with
-	// object keys, so it is not strict JSON and only its valid parts are decoded.
-	Raw []byte
+	// object keys, so it is not strict JSON and only its valid parts are
+	// decoded. -o json gives only its length (answerBytes).
+	Raw []byte `json:"-"`
 	// Remark is the client's remark, the only explanation when it sent no body
 	// (the pinned Go client answers "json marshal error: … NaN" for a while
 	// after it starts keeping statistics).
-	Remark string
+	Remark string `json:"remark,omitempty"`
 }
 
 // RunningSubscription is one subscription of a running consumer.
@@ -232,8 +237,14 @@ func valueAt(b []byte) []byte {
 // RunningInfoTable renders GroupRunningInfo: each client's properties and
 // subscriptions.
 func RunningInfoTable(group string, infos []RunningInfo) Table {
+	type clientDoc struct {
+		RunningInfo
+		AnswerBytes int `json:"answerBytes"`
+	}
 	t := Table{Header: []string{"CLIENT", "ITEM", "VALUE"}}
+	docs := []clientDoc{}
 	for _, ri := range infos {
+		docs = append(docs, clientDoc{ri, len(ri.Raw)})
 		for _, k := range slices.Sorted(maps.Keys(ri.Properties)) {
 			t.Rows = append(t.Rows, []string{ri.ClientID, k, ri.Properties[k]})
 		}
@@ -246,5 +257,9 @@ func RunningInfoTable(group string, infos []RunningInfo) Table {
 		}
 	}
 	t.Footer = []string{fmt.Sprintf("consumer group %s: %d clients", group, len(infos))}
+	t.Doc = struct {
+		ConsumerGroup string      `json:"consumerGroup"`
+		Clients       []clientDoc `json:"clients"`
+	}{group, docs}
 	return t
 }

@@ -12,8 +12,10 @@ import (
 )
 
 // SubscriptionGroup is one row of group list.
+// The JSON names are Java's (SubscriptionGroupConfig) and serve both the
+// broker's answer and -o json.
 type SubscriptionGroup struct {
-	BrokerGroup            string
+	BrokerGroup            string `json:"brokerName"`
 	Name                   string `json:"groupName"`
 	ConsumeEnable          bool   `json:"consumeEnable"`
 	ConsumeBroadcastEnable bool   `json:"consumeBroadcastEnable"`
@@ -60,13 +62,15 @@ func GroupListTable(gs []SubscriptionGroup) Table {
 		t.Rows = append(t.Rows, []string{g.Name, g.BrokerGroup, strconv.FormatBool(g.ConsumeEnable),
 			strconv.FormatBool(g.ConsumeBroadcastEnable), strconv.Itoa(int(g.RetryQueueNums)), strconv.Itoa(int(g.RetryMaxTimes))})
 	}
+	t.Doc = rows(gs)
 	return t
 }
 
 // QueueProgress is one queue of a consumer group's progress, as the broker's
-// ConsumerProgress code answers it (broker.QueueProgress).
+// ConsumerProgress code answers it (broker.QueueProgress); -o json prints
+// it with the same names.
 type QueueProgress struct {
-	BrokerGroup    string
+	BrokerGroup    string `json:"brokerName"`
 	Topic          string `json:"topic"`
 	QueueID        int32  `json:"queueId"`
 	BrokerOffset   int64  `json:"brokerOffset"`
@@ -125,5 +129,10 @@ func GroupProgressTable(group string, qs []QueueProgress) Table {
 			strconv.FormatInt(q.BrokerOffset, 10), co, strconv.FormatInt(q.Lag, 10)})
 	}
 	t.Footer = []string{fmt.Sprintf("consumer group %s: total lag %d over %d queues", group, lag, len(qs))}
+	t.Doc = struct {
+		ConsumerGroup string          `json:"consumerGroup"`
+		TotalLag      int64           `json:"totalLag"`
+		Queues        []QueueProgress `json:"queues"`
+	}{group, lag, rows(qs)}
 	return t
 }

@@ -19,28 +19,29 @@ import (
 // enough for a terminal line.
 const bodyPreviewLen = 64
 
-// MessageView is one decoded stored message.
+// MessageView is one decoded stored message; -o json prints it with these
+// names (RocketMQ's MessageExt where it has one), times in UTC.
 type MessageView struct {
-	Group       string // broker group it was read from
-	Addr        string
-	Topic       string
-	QueueID     int32
-	QueueOffset store.QueueOffset
-	PhysOffset  store.PhysicalOffset
+	Group       string               `json:"brokerName"` // broker group it was read from
+	Addr        string               `json:"addr"`
+	Topic       string               `json:"topic"`
+	QueueID     int32                `json:"queueId"`
+	QueueOffset store.QueueOffset    `json:"queueOffset"`
+	PhysOffset  store.PhysicalOffset `json:"commitLogOffset"`
 	// OffsetMsgID is the id VIEW_MESSAGE_BY_ID understands; MsgID is the
 	// producer's UNIQ_KEY.
-	OffsetMsgID    string
-	MsgID          string
-	Tags           string
-	Keys           []string
-	Properties     map[string]string
-	BodySize       int
-	BodyPreview    string
-	BornHost       string
-	StoreHost      string
-	BornTime       time.Time
-	StoreTime      time.Time
-	ReconsumeTimes int32
+	OffsetMsgID    string            `json:"offsetMsgId"`
+	MsgID          string            `json:"msgId"`
+	Tags           string            `json:"tags"`
+	Keys           []string          `json:"keys"`
+	Properties     map[string]string `json:"properties"`
+	BodySize       int               `json:"bodySize"`
+	BodyPreview    string            `json:"bodyPreview"`
+	BornHost       string            `json:"bornHost"`
+	StoreHost      string            `json:"storeHost"`
+	BornTime       time.Time         `json:"bornTime"`
+	StoreTime      time.Time         `json:"storeTime"`
+	ReconsumeTimes int32             `json:"reconsumeTimes"`
 }
 
 // decodeMessages splits a QUERY_MESSAGE or VIEW_MESSAGE_BY_ID body (stored
@@ -70,7 +71,7 @@ func viewOf(m store.Message) MessageView {
 		MsgID:       props[store.PropertyUniqKey], Tags: props[store.PropertyTags],
 		Keys: store.Keys(m.Properties), Properties: props, BodySize: len(m.Body),
 		BodyPreview: preview(m.Body), BornHost: m.BornHost.String(), StoreHost: m.StoreHost.String(),
-		BornTime: time.UnixMilli(m.BornTimestamp), StoreTime: time.UnixMilli(m.StoreTimestamp),
+		BornTime: time.UnixMilli(m.BornTimestamp).UTC(), StoreTime: time.UnixMilli(m.StoreTimestamp).UTC(),
 		ReconsumeTimes: m.ReconsumeTimes,
 	}
 	return v
@@ -161,7 +162,7 @@ func (c *Client) MessageByID(ctx context.Context, id, topic string) ([]MessageVi
 				return nil, err
 			}
 			if len(ms) == 1 && ms[0].PhysOffset == off {
-				ms[0].Addr = addr
+				ms[0].Addr, ms[0].Group = addr, c.groupOf(ctx, addr)
 				return ms, nil
 			}
 		}
@@ -180,6 +181,21 @@ func (c *Client) MessageByID(ctx context.Context, id, topic string) ([]MessageVi
 		return nil, fmt.Errorf("message id=%s topic=%s: %w", id, topic, ErrNotFound)
 	}
 	return ms, err
+}
+
+// groupOf names the broker group a node belongs to, "" when no group lists
+// it (the id names a node the nameserver does not know, or it is down).
+func (c *Client) groupOf(ctx context.Context, addr string) string {
+	groups, err := c.Groups(ctx)
+	if err != nil {
+		return ""
+	}
+	for _, g := range groups {
+		if slices.Contains(g.Nodes(), addr) {
+			return g.Name
+		}
+	}
+	return ""
 }
 
 // MessagesText renders messages as blocks of "name: value" lines (a message
@@ -214,5 +230,6 @@ func MessagesText(ms []MessageView) Table {
 			[]string{"Body", m.BodyPreview},
 		)
 	}
+	t.Doc = rows(ms)
 	return t
 }

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -57,6 +58,25 @@ func TestAdminCLIAgainstProcesses(t *testing.T) {
 	mustContain(t, pc.admin(t, "topic", "update", "Orders", "-r", "4", "-w", "4"), "OK")
 	pc.eventually(t, 10*time.Second, func(out string) bool { return strings.Contains(out, "Orders  broker-a  4") }, "topic", "route", "Orders")
 
+	// topic update changes only the flags given: -p keeps the queue counts
+	// and the order flag, -w then keeps the perm; the broker's stored config
+	// (the next update's "before") and the nameserver's route both show it.
+	mustContain(t, pc.admin(t, "topic", "create", "-t", "Shapes", "-r", "3", "-w", "5", "--order"), "OK")
+	first := updateDocs(t, pc.admin(t, "topic", "update", "Shapes", "-p", "4", "-o", "json"))
+	if a := first[0].After; first[0].Result != "updated" || a.ReadQueueNums != 3 || a.WriteQueueNums != 5 || a.Perm != 4 || !a.Order {
+		t.Fatalf("-p 4 wrote %+v (%s)", a, first[0].Result)
+	}
+	second := updateDocs(t, pc.admin(t, "topic", "update", "-t", "Shapes", "-w", "16", "-o", "json"))
+	if b, a := second[0].Before, second[0].After; b != first[0].After || a.ReadQueueNums != 3 || a.WriteQueueNums != 16 || a.Perm != 4 || !a.Order {
+		t.Fatalf("-w 16: before %+v after %+v, want before %+v", b, a, first[0].After)
+	}
+	pc.eventually(t, 10*time.Second, func(out string) bool {
+		return strings.Join(strings.Fields(rowWith(t, out, "Shapes ")), " ") == "Shapes broker-a 3 16 R--(4) "+rowAddrs(t, out)
+	}, "topic", "route", "Shapes")
+	if out, err := pc.run("topic", "update", "Nope", "-p", "4"); err == nil || !strings.Contains(out, "Nope") || !strings.Contains(out, "topic create") {
+		t.Fatalf("update of a missing topic: %v\n%s", err, out)
+	}
+
 	// Produce three messages with keys into queue 1 (to the leader; a follower
 	// would forward) and commit a consumer offset of 1 for group g1.
 	leaderAddr := pc.clientAddr[leaderID]
@@ -80,7 +100,7 @@ func TestAdminCLIAgainstProcesses(t *testing.T) {
 	out = pc.admin(t, "message", "key", "Orders", "order-2")
 	mustContain(t, out, "Keys             order-2", `Body             "body of order 2"`, "QueueOffset      2", "Tags             tagA")
 	out = pc.admin(t, "message", "id", offsetMsgID)
-	mustContain(t, out, "OffsetMsgId      "+offsetMsgID, "Keys             order-2")
+	mustContain(t, out, "OffsetMsgId      "+offsetMsgID, "Keys             order-2", "Group            broker-a")
 
 	// raft peers / snapshot / transfer-leader / remove / add-nonvoter / add-voter
 	out = pc.admin(t, "raft", "peers")
@@ -135,6 +155,34 @@ func TestAdminCLIAgainstProcesses(t *testing.T) {
 	if body := httpGet(t, "http://"+pc.httpAddr[leaderID]+"/metrics"); !sends.MatchString(body) {
 		t.Errorf("%s /metrics does not count 3 successful sends", leaderID)
 	}
+}
+
+// updateDoc is the part of `topic update -o json` these tests read.
+type updateDoc struct {
+	BrokerName    string `json:"brokerName"`
+	Result        string `json:"result"`
+	Before, After struct {
+		ReadQueueNums  int32 `json:"readQueueNums"`
+		WriteQueueNums int32 `json:"writeQueueNums"`
+		Perm           int32 `json:"perm"`
+		Order          bool  `json:"order"`
+	}
+}
+
+func updateDocs(t *testing.T, out string) []updateDoc {
+	t.Helper()
+	var ds []updateDoc
+	if err := json.Unmarshal([]byte(out), &ds); err != nil || len(ds) != 1 || ds[0].BrokerName != "broker-a" {
+		t.Fatalf("topic update -o json: %v %+v\n%s", err, ds, out)
+	}
+	return ds
+}
+
+// rowAddrs is the BROKER-ADDRS cell of the one route row in out.
+func rowAddrs(t *testing.T, out string) string {
+	t.Helper()
+	f := strings.Fields(strings.Split(strings.TrimSpace(out), "\n")[1])
+	return strings.Join(f[5:], " ")
 }
 
 type processCluster struct {

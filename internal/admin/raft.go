@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/rocketraft/rocketraft/transport"
 )
@@ -37,14 +38,21 @@ func (c *Client) RaftPeers(ctx context.Context, group string) (Group, []RaftPeer
 
 // RaftPeersTable renders RaftPeers.
 func RaftPeersTable(group string, ps []RaftPeer) Table {
+	type peerDoc struct {
+		BrokerName string `json:"brokerName"`
+		RaftPeer
+	}
 	t := Table{Header: []string{"GROUP", "ID", "RAFT-ADDR", "SUFFRAGE", "LEADER"}}
+	docs := []peerDoc{}
 	for _, p := range ps {
 		leader := ""
 		if p.Leader {
 			leader = "*"
 		}
 		t.Rows = append(t.Rows, []string{group, p.ID, p.Address, p.Suffrage, leader})
+		docs = append(docs, peerDoc{group, p})
 	}
+	t.Doc = docs
 	return t
 }
 
@@ -118,14 +126,29 @@ func (c *Client) RaftSnapshot(ctx context.Context, group string) (Group, []Snaps
 
 // SnapshotTable renders RaftSnapshot.
 func SnapshotTable(group string, rs []SnapshotResult) Table {
+	type snapshotDoc struct {
+		BrokerName    string `json:"brokerName"`
+		Addr          string `json:"addr"`
+		Node          string `json:"node"`
+		SnapshotIndex uint64 `json:"snapshotIndex"`
+		Result        string `json:"result"`
+		OK            bool   `json:"ok"`
+		Error         string `json:"error,omitempty"`
+	}
 	t := Table{Header: []string{"GROUP", "ADDR", "NODE", "SNAPSHOT-INDEX", "RESULT"}}
+	docs := []snapshotDoc{}
 	for _, r := range rs {
 		res := r.Result
 		if r.Err != nil {
 			res = "FAILED: " + r.Err.Error()
 		}
 		t.Rows = append(t.Rows, []string{group, r.Addr, r.ID, r.LastIndex, res})
+		// The broker sends the index as a string; a node that failed sent none.
+		idx, _ := strconv.ParseUint(r.LastIndex, 10, 64)
+		docs = append(docs, snapshotDoc{BrokerName: group, Addr: r.Addr, Node: r.ID, SnapshotIndex: idx, Result: r.Result,
+			OK: r.Err == nil, Error: errText(r.Err)})
 	}
+	t.Doc = docs
 	return t
 }
 

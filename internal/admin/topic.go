@@ -11,86 +11,51 @@ import (
 	"github.com/rocketraft/rocketraft/transport"
 )
 
-// TopicSpec is what topic create/update send (UPDATE_AND_CREATE_TOPIC's header).
+// TopicSpec is what topic create sends (UPDATE_AND_CREATE_TOPIC's header):
+// every field, so on an existing topic it replaces the whole config, as
+// mqadmin updateTopic does. TopicUpdate changes only some fields.
 type TopicSpec struct {
 	Name           string
 	ReadQueueNums  int32
 	WriteQueueNums int32
 	Perm           int32 // PermName bits: 2 write, 4 read
 	Order          bool
-	// Cluster and Group restrict the groups written; both empty means every group.
-	Cluster string
-	Group   string
+	// Cluster and BrokerName restrict the groups written; both empty means
+	// every group.
+	Cluster    string
+	BrokerName string
 }
 
-// GroupResult is the outcome of one request sent to one group.
-type GroupResult struct {
-	Group string
-	Addr  string
-	Err   error
-}
-
-// ResultsTable renders per-group outcomes; it is what create, update, delete and
-// the raft changes print.
-func ResultsTable(op string, rs []GroupResult) Table {
-	t := Table{Header: []string{"GROUP", "ADDR", "OPERATION", "RESULT"}}
-	for _, r := range rs {
-		res := "OK"
-		if r.Err != nil {
-			res = "FAILED: " + r.Err.Error()
-		}
-		t.Rows = append(t.Rows, []string{r.Group, r.Addr, op, res})
-	}
-	return t
-}
-
-// FirstError is the first failure among rs, so the CLI exits non-zero.
-func FirstError(rs []GroupResult) error {
-	for _, r := range rs {
-		if r.Err != nil {
-			return fmt.Errorf("group %s: %w", r.Group, r.Err)
-		}
-	}
-	return nil
-}
-
-// TopicCreate creates or updates a topic on every selected group.
+// TopicCreate creates a topic on every selected group (an existing one gets
+// every field of s).
 func (c *Client) TopicCreate(ctx context.Context, s TopicSpec) ([]GroupResult, error) {
-	all, err := c.Groups(ctx)
-	if err != nil {
-		return nil, err
+	ext := upsertExt(nameserver.TopicConfig{TopicName: s.Name, ReadQueueNums: s.ReadQueueNums, WriteQueueNums: s.WriteQueueNums,
+		Perm: nameserver.Perm(s.Perm), TopicFilterType: "SINGLE_TAG", Order: s.Order})
+	return c.eachGroup(ctx, s.Cluster, s.BrokerName, transport.UpdateAndCreateTopic, ext)
+}
+
+// upsertExt is UPDATE_AND_CREATE_TOPIC's header for the whole config tc.
+func upsertExt(tc nameserver.TopicConfig) map[string]string {
+	filter := tc.TopicFilterType
+	if filter == "" {
+		filter = "SINGLE_TAG"
 	}
-	groups, err := selectGroups(all, s.Cluster, s.Group)
-	if err != nil {
-		return nil, err
-	}
-	ext := map[string]string{
-		"topic":           s.Name,
+	return map[string]string{
+		"topic":           tc.TopicName,
 		"defaultTopic":    "TBW102",
-		"readQueueNums":   strconv.Itoa(int(s.ReadQueueNums)),
-		"writeQueueNums":  strconv.Itoa(int(s.WriteQueueNums)),
-		"perm":            strconv.Itoa(int(s.Perm)),
-		"topicFilterType": "SINGLE_TAG",
-		"topicSysFlag":    "0",
-		"order":           strconv.FormatBool(s.Order),
+		"readQueueNums":   strconv.Itoa(int(tc.ReadQueueNums)),
+		"writeQueueNums":  strconv.Itoa(int(tc.WriteQueueNums)),
+		"perm":            strconv.Itoa(int(tc.Perm)),
+		"topicFilterType": filter,
+		"topicSysFlag":    strconv.Itoa(int(tc.TopicSysFlag)),
+		"order":           strconv.FormatBool(tc.Order),
 	}
-	var out []GroupResult
-	for _, g := range groups {
-		addr := g.Target()
-		_, err := c.call(ctx, addr, transport.UpdateAndCreateTopic, ext)
-		out = append(out, GroupResult{Group: g.Name, Addr: addr, Err: err})
-	}
-	return out, nil
 }
 
 // TopicDelete deletes a topic from every group that serves it (or the selected
 // ones) and then from every nameserver.
-func (c *Client) TopicDelete(ctx context.Context, topic, cluster, group string) ([]GroupResult, error) {
-	all, err := c.Groups(ctx)
-	if err != nil {
-		return nil, err
-	}
-	groups, err := selectGroups(all, cluster, group)
+func (c *Client) TopicDelete(ctx context.Context, topic, cluster, brokerName string) ([]GroupResult, error) {
+	groups, err := c.selected(ctx, cluster, brokerName)
 	if err != nil {
 		return nil, err
 	}
@@ -123,10 +88,16 @@ func (c *Client) TopicList(ctx context.Context) ([]string, error) {
 
 // TopicListTable renders TopicList.
 func TopicListTable(topics []string) Table {
+	type topicDoc struct {
+		Topic string `json:"topic"`
+	}
 	t := Table{Header: []string{"TOPIC"}}
+	docs := []topicDoc{}
 	for _, s := range topics {
 		t.Rows = append(t.Rows, []string{s})
+		docs = append(docs, topicDoc{s})
 	}
+	t.Doc = docs
 	return t
 }
 
@@ -139,6 +110,15 @@ func (c *Client) TopicRoute(ctx context.Context, topic string) (nameserver.Topic
 		return r, fmt.Errorf("topic %s: %w: %w", topic, ErrNotFound, err)
 	}
 	return r, err
+}
+
+// routeDoc is RouteTable in JSON: RocketMQ's TopicRouteData (what mqadmin
+// topicRoute prints) with the topic's name, queues sorted by group.
+type routeDoc struct {
+	Topic          string                  `json:"topic"`
+	OrderTopicConf string                  `json:"orderTopicConf,omitempty"`
+	QueueDatas     []nameserver.QueueData  `json:"queueDatas"`
+	BrokerDatas    []nameserver.BrokerData `json:"brokerDatas"`
 }
 
 // RouteTable renders a route: one line per group with its queues and nodes.
@@ -161,6 +141,9 @@ func RouteTable(topic string, r nameserver.TopicRouteData) Table {
 		t.Rows = append(t.Rows, []string{topic, q.BrokerName, strconv.Itoa(int(q.ReadQueueNums)),
 			strconv.Itoa(int(q.WriteQueueNums)), permString(q.Perm), addrs[q.BrokerName]})
 	}
+	bds := slices.Clone(r.BrokerDatas)
+	slices.SortFunc(bds, func(a, b nameserver.BrokerData) int { return cmpString(a.BrokerName, b.BrokerName) })
+	t.Doc = routeDoc{Topic: topic, OrderTopicConf: r.OrderTopicConf, QueueDatas: rows(qds), BrokerDatas: rows(bds)}
 	return t
 }
 
@@ -186,6 +169,22 @@ type QueueStatus struct {
 	MinOffset int64
 	MaxOffset int64
 	Err       error
+}
+
+// statusDoc is TopicStatusTable in JSON.
+type statusDoc struct {
+	Topic         string           `json:"topic"`
+	TotalMessages int64            `json:"totalMessages"`
+	Queues        []queueStatusDoc `json:"queues"`
+}
+
+type queueStatusDoc struct {
+	BrokerName string `json:"brokerName"`
+	QueueID    int32  `json:"queueId"`
+	MinOffset  int64  `json:"minOffset"`
+	MaxOffset  int64  `json:"maxOffset"`
+	Messages   int64  `json:"messages"`
+	Error      string `json:"error,omitempty"`
 }
 
 // TopicStatus reads min and max offsets of every read queue of a topic from
@@ -241,18 +240,21 @@ func routeTargets(r nameserver.TopicRouteData) map[string]string {
 // TopicStatusTable renders TopicStatus with a total message count.
 func TopicStatusTable(topic string, qs []QueueStatus) Table {
 	t := Table{Header: []string{"TOPIC", "GROUP", "QUEUE", "MIN-OFFSET", "MAX-OFFSET", "MESSAGES"}}
-	var total int64
+	doc := statusDoc{Topic: topic, Queues: []queueStatusDoc{}}
 	for _, q := range qs {
 		if q.Err != nil {
 			t.Rows = append(t.Rows, []string{topic, q.Group, strconv.Itoa(int(q.QueueID)), "", "", "ERROR: " + q.Err.Error()})
+			doc.Queues = append(doc.Queues, queueStatusDoc{BrokerName: q.Group, QueueID: q.QueueID, Error: q.Err.Error()})
 			continue
 		}
 		n := q.MaxOffset - q.MinOffset
-		total += n
+		doc.TotalMessages += n
 		t.Rows = append(t.Rows, []string{topic, q.Group, strconv.Itoa(int(q.QueueID)),
 			strconv.FormatInt(q.MinOffset, 10), strconv.FormatInt(q.MaxOffset, 10), strconv.FormatInt(n, 10)})
+		doc.Queues = append(doc.Queues, queueStatusDoc{BrokerName: q.Group, QueueID: q.QueueID, MinOffset: q.MinOffset, MaxOffset: q.MaxOffset, Messages: n})
 	}
-	t.Footer = []string{fmt.Sprintf("total messages: %d in %d queues", total, len(qs))}
+	t.Footer = []string{fmt.Sprintf("total messages: %d in %d queues", doc.TotalMessages, len(qs))}
+	t.Doc = doc
 	return t
 }
 
