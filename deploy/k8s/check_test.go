@@ -165,6 +165,20 @@ func checkBrokerGroup(m *manifests, sts *appsv1.StatefulSet, ns, nsAddr string, 
 	if !ok {
 		return ""
 	}
+	if headless != nil {
+		raft, _ := containerPort(c, "raft")
+		servesRaft := false
+		for _, sp := range headless.Spec.Ports {
+			n := resolvePort(c, sp.TargetPort)
+			if n == 0 {
+				p.addf("Service %s: port %s targets %s, which the pods do not declare", headless.Name, sp.Name, sp.TargetPort.String())
+			}
+			servesRaft = servesRaft || n == raft && sp.Port == raft
+		}
+		if !servesRaft {
+			p.addf("Service %s: no port %d onto the raft port: peers dial <pod>.%s:%d", headless.Name, raft, headless.Name, raft)
+		}
+	}
 	dir, ok := perPodConfigDir(p, what, c)
 	if !ok {
 		return ""

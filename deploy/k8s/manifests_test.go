@@ -122,6 +122,9 @@ func TestChecksCatchMistakes(t *testing.T) {
 		{"more replicas than configs", func(m *manifests) { r := int32(5); sts(m).Spec.Replicas = &r }, "has no key broker-a-3.conf"},
 		{"even replicas", func(m *manifests) { r := int32(2); sts(m).Spec.Replicas = &r }, "replicas 2"},
 		{"not headless", func(m *manifests) { m.services[sts(m).Spec.ServiceName].Spec.ClusterIP = "" }, "want None"},
+		{"headless port onto nothing", func(m *manifests) {
+			m.services[sts(m).Spec.ServiceName].Spec.Ports[0].TargetPort = intstr.FromString("client")
+		}, "targets client, which the pods do not declare"},
 		{"not-ready pods unnamed", func(m *manifests) { m.services[sts(m).Spec.ServiceName].Spec.PublishNotReadyAddresses = false }, "publishNotReadyAddresses"},
 		{"PDB loses the quorum", func(m *manifests) { v := intstr.FromInt32(2); m.pdbs[0].Spec.MaxUnavailable = &v }, "so a quorum of 2 stays up"},
 		{"PDB blocks every drain", func(m *manifests) { v := intstr.FromInt32(0); m.pdbs[0].Spec.MaxUnavailable = &v }, "want at least 1"},
