@@ -16,19 +16,24 @@ build:
 	$(GO) build -o $(BIN) ./cmd/rocketraft
 
 # test: unit tests of every package plus the short integration subset (real processes,
-# real rocketmq-client-go). This is the command README.md and .ci/run use.
+# real rocketmq-client-go), then the Kubernetes manifests' test (a nested module).
+# This is the command README.md and .ci/run use.
 test: build
 	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) $(GO) test $(TEST_FLAGS) $(PKGS)
+	cd deploy/k8s && $(GO) test $(TEST_FLAGS) ./...
 
 race:
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 # lint: gofmt, go vet, then staticcheck with its default checks. staticcheck is a tool
 # dependency in go.mod, so `go tool` fetches and builds the pinned version itself.
+# deploy/k8s is a module of its own (k8s.io/api stays out of ours; ./... skips it):
+# vet it there, and run the same staticcheck binary (`go tool -n` prints its path).
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo 'gofmt: files above need formatting'; exit 1)
 	$(GO) vet $(PKGS)
 	$(GO) tool staticcheck $(PKGS)
+	sc=$$($(GO) tool -n staticcheck) && cd deploy/k8s && $(GO) vet ./... && $$sc ./...
 
 # fuzz: each target for FUZZTIME (go test allows one -fuzz target per run).
 fuzz:

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"crypto/tls"
+	"net/netip"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -25,7 +26,7 @@ type Config struct {
 	ClusterName  string
 	BrokerName   string
 	ListenAddr   string // where the remoting server listens
-	ClientAddr   string // advertised ip:port (STOREHOST, registration)
+	ClientAddr   string // advertised host:port (registration); a host name or an IP
 	NamesrvAddrs []string
 	SelfID       string
 	// SelfIndex is this node's position in the peer list; followers register as
@@ -40,6 +41,10 @@ type Config struct {
 	LongPollingEnable     bool
 	// MaxPullSuspend caps suspendTimeoutMillis (default 30 s).
 	MaxPullSuspend time.Duration
+	// StoreHost is the STOREHOST of the records this node writes (and of their
+	// msgIds): an IP, because the record has no room for a name. Zero means
+	// ClientAddr, which must then be ip:port.
+	StoreHost netip.AddrPort
 	// MessageDelayLevel is the delay of each level 1..N (default
 	// schedule.DefaultMessageDelayLevel); DELAY above N is clamped to N.
 	MessageDelayLevel []time.Duration

@@ -33,9 +33,12 @@ const (
 // New wires a broker over an opened store and replica. Start begins serving.
 func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 	cfg = cfg.withDefaults()
-	host, err := netip.ParseAddrPort(cfg.ClientAddr)
-	if err != nil {
-		return nil, fmt.Errorf("broker clientAddr=%q: must be ip:port: %w", cfg.ClientAddr, err)
+	host := cfg.StoreHost
+	if !host.IsValid() {
+		var err error
+		if host, err = netip.ParseAddrPort(cfg.ClientAddr); err != nil {
+			return nil, fmt.Errorf("broker clientAddr=%q: not ip:port, so StoreHost must be set: %w", cfg.ClientAddr, err)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &Broker{

@@ -15,14 +15,18 @@ import (
 )
 
 type composeService struct {
-	Command  []string `yaml:"command"`
-	Volumes  []string `yaml:"volumes"`
-	Ports    []string `yaml:"ports"`
-	Networks map[string]struct {
+	Image      string         `yaml:"image"`
+	Build      map[string]any `yaml:"build"`
+	PullPolicy string         `yaml:"pull_policy"`
+	Command    []string       `yaml:"command"`
+	Volumes    []string       `yaml:"volumes"`
+	Ports      []string       `yaml:"ports"`
+	Networks   map[string]struct {
 		IPv4 string `yaml:"ipv4_address"`
 	} `yaml:"networks"`
 	Healthcheck struct {
-		Test []string `yaml:"test"`
+		Test        []string `yaml:"test"`
+		StartPeriod string   `yaml:"start_period"`
 	} `yaml:"healthcheck"`
 }
 
@@ -40,6 +44,9 @@ func loadCompose(t *testing.T) composeFile {
 	var cf composeFile
 	if err := yaml.Unmarshal(b, &cf); err != nil {
 		t.Fatalf("compose.yaml: %v", err)
+	}
+	if len(cf.Services) == 0 {
+		t.Fatal("compose.yaml: no services")
 	}
 	return cf
 }
@@ -89,19 +96,38 @@ func ipOf(s composeService) string {
 	return ""
 }
 
-func TestComposeConfigsLoadAndAgree(t *testing.T) {
-	cf := loadCompose(t)
-	var brokers []config.Broker
-	var nsAddr string
-	published := map[string]string{}
+// published is one entry of a service's ports: [host_ip:]host_port:container_port[/proto].
+type published struct {
+	hostIP, hostPort, containerPort string
+}
+
+func parsePublished(spec string) (published, bool) {
+	spec, _, _ = strings.Cut(spec, "/")
+	parts := strings.Split(spec, ":")
+	switch len(parts) {
+	case 2:
+		return published{hostPort: parts[0], containerPort: parts[1]}, true
+	case 3:
+		return published{hostIP: parts[0], hostPort: parts[1], containerPort: parts[2]}, true
+	}
+	return published{}, false
+}
+
+// loaded is a compose service with the config it mounts, loaded by the binary's loader.
+type loaded struct {
+	name    string
+	svc     composeService
+	ns      *config.Namesrv
+	broker  *config.Broker
+	admin   string // adminListen of the config
+	clients string // listenPort of the config
+}
+
+func loadServices(t *testing.T, cf composeFile) []loaded {
+	t.Helper()
+	var out []loaded
 	for name, s := range cf.Services {
-		for _, p := range s.Ports {
-			host := strings.Split(p, ":")[0]
-			if other, dup := published[host]; dup {
-				t.Errorf("host port %s published by %s and %s", host, other, name)
-			}
-			published[host] = name
-		}
+		l := loaded{name: name, svc: s}
 		path := mountedConfig(t, name, s)
 		switch s.Command[0] {
 		case "namesrv":
@@ -109,34 +135,59 @@ func TestComposeConfigsLoadAndAgree(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			// No HTTP on the nameserver: its check must be an admin request to its own port.
-			check := strings.Join(s.Healthcheck.Test, " ")
-			if !strings.Contains(check, "rocketraft admin -n 127.0.0.1:"+strconv.Itoa(ns.ListenPort)+" ") {
-				t.Errorf("%s: health check %q does not query the nameserver's listenPort %d", name, check, ns.ListenPort)
-			}
-			nsAddr = net.JoinHostPort(ipOf(s), strconv.Itoa(ns.ListenPort))
+			l.ns, l.admin, l.clients = &ns, ns.AdminListen, strconv.Itoa(ns.ListenPort)
 		case "broker":
 			b, err := config.LoadBroker(path)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			if b.AdminListen == "" || healthPort(t, name, s) != port(t, b.AdminListen) {
-				t.Errorf("%s: health check port differs from adminListen %q", name, b.AdminListen)
-			}
-			if b.BrokerIP1 != ipOf(s) {
-				t.Errorf("%s: brokerIP1=%s but the container's address is %s", name, b.BrokerIP1, ipOf(s))
-			}
-			self, _, err := b.Self()
-			if err != nil || strings.Split(self.Addr, ":")[0] != ipOf(s) {
-				t.Errorf("%s: own raft address %q is not on the container's address %s (%v)", name, self.Addr, ipOf(s), err)
-			}
-			if !mountsNamedVolume(s, b.StorePathRootDir, cf.Volumes) {
-				t.Errorf("%s: storePathRootDir=%s is not a named volume: data would die with the container", name, b.StorePathRootDir)
-			}
-			brokers = append(brokers, b)
+			l.broker, l.admin, l.clients = &b, b.AdminListen, strconv.Itoa(b.ListenPort)
 		default:
-			t.Errorf("%s: unknown command %v", name, s.Command)
+			t.Fatalf("%s: unknown command %v", name, s.Command)
 		}
+		out = append(out, l)
+	}
+	slices.SortFunc(out, func(a, b loaded) int { return strings.Compare(a.name, b.name) })
+	return out
+}
+
+func TestComposeConfigsLoadAndAgree(t *testing.T) {
+	cf := loadCompose(t)
+	var brokers []config.Broker
+	var nsAddr string
+	hostPorts := map[string]string{}
+	for _, l := range loadServices(t, cf) {
+		name, s := l.name, l.svc
+		for _, p := range s.Ports {
+			pub, ok := parsePublished(p)
+			if !ok {
+				t.Errorf("%s: port %q is not [ip:]host:container", name, p)
+				continue
+			}
+			if other, dup := hostPorts[pub.hostPort]; dup {
+				t.Errorf("host port %s published by %s and %s", pub.hostPort, other, name)
+			}
+			hostPorts[pub.hostPort] = name
+		}
+		if l.admin == "" || healthPort(t, name, s) != port(t, l.admin) {
+			t.Errorf("%s: health check port differs from adminListen %q", name, l.admin)
+		}
+		if l.ns != nil {
+			nsAddr = net.JoinHostPort(ipOf(s), strconv.Itoa(l.ns.ListenPort))
+			continue
+		}
+		b := *l.broker
+		if b.BrokerIP1 != ipOf(s) {
+			t.Errorf("%s: brokerIP1=%s but the container's address is %s", name, b.BrokerIP1, ipOf(s))
+		}
+		self, _, err := b.Self()
+		if err != nil || strings.Split(self.Addr, ":")[0] != ipOf(s) {
+			t.Errorf("%s: own raft address %q is not on the container's address %s (%v)", name, self.Addr, ipOf(s), err)
+		}
+		if !mountsNamedVolume(s, b.StorePathRootDir, cf.Volumes) {
+			t.Errorf("%s: storePathRootDir=%s is not a named volume: data would die with the container", name, b.StorePathRootDir)
+		}
+		brokers = append(brokers, b)
 	}
 	if nsAddr == "" || len(brokers) != 3 {
 		t.Fatalf("want one nameserver and three brokers, got ns=%q brokers=%d", nsAddr, len(brokers))
@@ -177,20 +228,4 @@ func mountsNamedVolume(s composeService, dir string, named map[string]any) bool 
 		}
 	}
 	return false
-}
-
-func TestDockerfileBuildsStaticMultiStage(t *testing.T) {
-	b, err := os.ReadFile("Dockerfile")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	if n := strings.Count(s, "\nFROM "); n < 2 {
-		t.Errorf("want a multi-stage build, found %d FROM lines", n)
-	}
-	for _, want := range []string{"CGO_ENABLED=0", "COPY --from=build", "./cmd/rocketraft", "EXPOSE 9876 10911 10913 40911"} {
-		if !strings.Contains(s, want) {
-			t.Errorf("Dockerfile lacks %q", want)
-		}
-	}
 }

@@ -89,7 +89,13 @@ type cluster struct {
 }
 
 // newCluster writes the configs of a fresh cluster under dir and starts every process.
-func newCluster(dir string) (*cluster, error) {
+func newCluster(dir string) (*cluster, error) { return newClusterOn(dir, "127.0.0.1") }
+
+// newClusterOn is newCluster with the brokers' addresses (brokerIP1,
+// dLegerPeers, dLegerPeerClientAddrs, their namesrvAddr) written with host, an
+// IP or a name of the loopback interface. Clients keep the nameserver's IP:
+// rocketmq-client-go refuses a nameserver address that is not one.
+func newClusterOn(dir, host string) (*cluster, error) {
 	if buildErr != nil {
 		return nil, buildErr
 	}
@@ -98,6 +104,7 @@ func newCluster(dir string) (*cluster, error) {
 		return nil, err
 	}
 	c := &cluster{dir: dir, nsAddr: fmt.Sprintf("127.0.0.1:%d", ports[0])}
+	brokersNamesrv := fmt.Sprintf("%s:%d", host, ports[0])
 	confDir := filepath.Join(dir, "conf")
 	logDir := filepath.Join(dir, "logs")
 	for _, d := range []string{confDir, logDir} {
@@ -114,9 +121,9 @@ func newCluster(dir string) (*cluster, error) {
 	var peers, clients []proctest.Peer
 	for i := range groupSize {
 		id := fmt.Sprintf("n%d", i)
-		addr := fmt.Sprintf("127.0.0.1:%d", ports[1+i])
+		addr := fmt.Sprintf("%s:%d", host, ports[1+i])
 		c.clientAddrs = append(c.clientAddrs, addr)
-		peers = append(peers, proctest.Peer{ID: id, Addr: fmt.Sprintf("127.0.0.1:%d", ports[1+groupSize+i])})
+		peers = append(peers, proctest.Peer{ID: id, Addr: fmt.Sprintf("%s:%d", host, ports[1+groupSize+i])})
 		clients = append(clients, proctest.Peer{ID: id, Addr: addr})
 	}
 	for i := range groupSize {
@@ -125,7 +132,7 @@ func newCluster(dir string) (*cluster, error) {
 			ClusterName:      clusterName,
 			BrokerName:       groupName,
 			ClientAddr:       c.clientAddrs[i],
-			NamesrvAddr:      c.nsAddr,
+			NamesrvAddr:      brokersNamesrv,
 			DataDir:          filepath.Join(dir, id),
 			Group:            groupName,
 			Peers:            peers,
@@ -165,7 +172,13 @@ func newCluster(dir string) (*cluster, error) {
 // waits for a leader with all three nodes listed.
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
-	c, err := newCluster(t.TempDir())
+	return startClusterOn(t, "127.0.0.1")
+}
+
+// startClusterOn is startCluster on newClusterOn(host).
+func startClusterOn(t *testing.T, host string) *cluster {
+	t.Helper()
+	c, err := newClusterOn(t.TempDir(), host)
 	if err != nil {
 		t.Fatalf("start cluster: %v", err)
 	}

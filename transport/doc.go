@@ -138,7 +138,9 @@
 //		transport.NewRequest(transport.GetRouteInfoByTopic, map[string]string{"topic": "T"}, nil))
 //
 // For raft, NewTCPStreamLayer(bind, advertise) wrapped in raft.NewNetworkTransport gives
-// the inter-node transport on its own port. NewTLSStreamLayer (raftstream_tls.go) is the
+// the inter-node transport on its own port. An advertise of HostPort("broker-a-1.broker-a:40911")
+// keeps the DNS name: peers learn and dial the name, never a resolved IP that a restarted
+// pod would no longer have. NewTLSStreamLayer (raftstream_tls.go) is the
 // same with mutual TLS against the group's CA (StreamTLS): its own accept loop hands each
 // connection to a goroutine that handshakes under HandshakeTimeout, and only verified
 // connections reach raft's Accept; a failed handshake, inbound or outbound, is logged with

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -28,9 +29,22 @@ type StreamLayer struct {
 
 var _ raft.StreamLayer = (*StreamLayer)(nil)
 
+// HostPort is a TCP address written host:port whose host may be a DNS name, for
+// a stream layer's advertise address. Raft puts the advertised text into the
+// votes and AppendEntries it sends, and peers dial what they hold by name each
+// time, so a name stays right when the address behind it changes (a
+// Kubernetes pod restarted with a new IP) where a resolved IP would go stale.
+type HostPort string
+
+// Network is "tcp".
+func (HostPort) Network() string { return "tcp" }
+
+func (a HostPort) String() string { return string(a) }
+
 // NewTCPStreamLayer listens on bindAddr. advertise is the address peers dial (it goes into
 // the raft configuration); nil means the listener's address, which must then not be a
-// wildcard like 0.0.0.0.
+// wildcard like 0.0.0.0. A HostPort advertise keeps its host name as written: it is not
+// resolved here, so the name, not the IP it has today, is what peers learn.
 func NewTCPStreamLayer(bindAddr string, advertise net.Addr) (*StreamLayer, error) {
 	ln, err := net.Listen("tcp", bindAddr)
 	if err != nil {
@@ -39,18 +53,37 @@ func NewTCPStreamLayer(bindAddr string, advertise net.Addr) (*StreamLayer, error
 	if advertise == nil {
 		advertise = ln.Addr()
 	}
-	tcp, ok := advertise.(*net.TCPAddr)
-	if !ok {
-		if tcp, err = net.ResolveTCPAddr("tcp", advertise.String()); err != nil {
-			_ = ln.Close()
-			return nil, fmt.Errorf("raft stream advertise=%s: %v: %w", advertise, err, ErrInvalidAdvertise)
-		}
-	}
-	if tcp.IP == nil || tcp.IP.IsUnspecified() || tcp.Port == 0 {
+	if err := checkAdvertise(advertise); err != nil {
 		_ = ln.Close()
-		return nil, fmt.Errorf("raft stream advertise=%s: %w", advertise, ErrInvalidAdvertise)
+		return nil, err
 	}
-	return &StreamLayer{ln: ln, advertise: tcp}, nil
+	return &StreamLayer{ln: ln, advertise: advertise}, nil
+}
+
+// checkAdvertise refuses an address peers could not dial: no port, an empty
+// host, or a wildcard IP. A host name passes unresolved; whether it resolves is
+// the dialler's business at each dial.
+func checkAdvertise(a net.Addr) error {
+	if tcp, ok := a.(*net.TCPAddr); ok {
+		if tcp.IP == nil || tcp.IP.IsUnspecified() || tcp.Port == 0 {
+			return fmt.Errorf("raft stream advertise=%s: %w", a, ErrInvalidAdvertise)
+		}
+		return nil
+	}
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return fmt.Errorf("raft stream advertise=%s: %v: %w", a, err, ErrInvalidAdvertise)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
+		return fmt.Errorf("raft stream advertise=%s: port must be 1-65535: %w", a, ErrInvalidAdvertise)
+	}
+	if host == "" {
+		return fmt.Errorf("raft stream advertise=%s: host must not be empty: %w", a, ErrInvalidAdvertise)
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		return fmt.Errorf("raft stream advertise=%s: a wildcard address cannot be dialled: %w", a, ErrInvalidAdvertise)
+	}
+	return nil
 }
 
 // Accept waits for the next inbound raft connection; with TLS, the next one

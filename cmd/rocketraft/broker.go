@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"github.com/rocketraft/rocketraft/config"
 	"github.com/rocketraft/rocketraft/raftlog"
 	"github.com/rocketraft/rocketraft/store"
+	"github.com/rocketraft/rocketraft/transport"
 )
 
 func newBrokerCommand() *cobra.Command {
@@ -48,15 +47,15 @@ func nodeConfig(cfg config.Broker, log hclog.Logger) (node.Config, error) {
 	if err != nil {
 		return node.Config{}, err
 	}
-	host, err := netip.ParseAddrPort(cfg.ClientAddr())
+	host, err := storeHost(cfg.ClientAddr(), systemLookup)
 	if err != nil {
-		return node.Config{}, fmt.Errorf("brokerIP1=%q: must be an IP address: %w", cfg.BrokerIP1, err)
+		return node.Config{}, err
 	}
-	advertise, err := net.ResolveTCPAddr("tcp", self.Addr)
-	if err != nil {
-		return node.Config{}, fmt.Errorf("dLegerPeers: raft address %s of %s: %w", self.Addr, self.ID, err)
-	}
-	stream, err := raftStream(cfg, self.Addr, advertise, log)
+	// The raft configuration and the advertised address keep dLegerPeers as
+	// written: peers dial a host name afresh each time, so a restarted pod
+	// with a new IP is found again (transport.HostPort). Only the listener
+	// resolves this node's own entry, to an address of this machine.
+	stream, err := raftStream(cfg, self.Addr, transport.HostPort(self.Addr), log)
 	if err != nil {
 		return node.Config{}, err
 	}
@@ -157,6 +156,7 @@ func runBroker(cfg config.Broker) error {
 	}
 	rep := replica.NewNode(n, replica.NodeOptions{ObserveApply: m.ObserveApply})
 	bcfg := brokerConfig(cfg, log)
+	bcfg.StoreHost = ncfg.StoreHost
 	bcfg.Metrics = m
 	if cfg.ACLEnable {
 		if bcfg.ACL, err = auth.LoadFile(cfg.ACLFile); err != nil {
