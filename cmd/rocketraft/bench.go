@@ -14,7 +14,10 @@ import (
 
 func newBenchCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Load a running cluster with a producer or the rocketmq-client-go consumer"}
-	var namesrv, topic, group, tag, keyPrefix, csvPath, jsonPath string
+	// Flags that both subcommands have share a variable only when their
+	// defaults agree (a second registration overwrites the first default).
+	var namesrv, topic, csvPath, jsonPath string
+	var produceGroup, consumeGroup, produceTag, consumeTag, keyPrefix string
 	var producers, count, size, batch, window, delayLevel, propertySize int
 	var client, mode string
 	var rate float64
@@ -41,10 +44,10 @@ func newBenchCommand() *cobra.Command {
 			}
 			return outputs(func(outs *bench.Outputs) error {
 				_, err := bench.Produce(context.Background(), bench.ProduceOptions{
-					Namesrv: strings.Split(namesrv, ";"), Topic: topic, Group: group, Producers: producers,
+					Namesrv: strings.Split(namesrv, ";"), Topic: topic, Group: produceGroup, Producers: producers,
 					Count: count, Duration: duration, MessageSize: size, Batch: batch,
 					Client: bench.Client(client), Mode: bench.Mode(mode), Window: window, Rate: rate,
-					Tag: tag, KeyPrefix: keyPrefix, DelayLevel: delayLevel, PropertySize: propertySize, Transaction: transaction,
+					Tag: produceTag, KeyPrefix: keyPrefix, DelayLevel: delayLevel, PropertySize: propertySize, Transaction: transaction,
 					Credentials: creds.credentials(), TLS: tlsCfg, Out: outs.Live, CSV: outs.CSV, JSON: outs.JSON,
 				})
 				return err
@@ -61,7 +64,7 @@ func newBenchCommand() *cobra.Command {
 			}
 			return outputs(func(outs *bench.Outputs) error {
 				_, err := bench.Consume(context.Background(), bench.ConsumeOptions{
-					Namesrv: strings.Split(namesrv, ";"), Topic: topic, Group: group, Tag: tag,
+					Namesrv: strings.Split(namesrv, ";"), Topic: topic, Group: consumeGroup, Tag: consumeTag,
 					Count: count, Duration: duration, Timeout: timeout,
 					Credentials: creds.credentials(), TLS: tlsCfg, Out: outs.Live, CSV: outs.CSV, JSON: outs.JSON,
 				})
@@ -82,7 +85,7 @@ func newBenchCommand() *cobra.Command {
 	produceTLS.register(produce.Flags(), true)
 	consumeTLS.register(consume.Flags(), false)
 	pf := produce.Flags()
-	pf.StringVar(&group, "group", "rocketraft_bench_producer", "producer group")
+	pf.StringVar(&produceGroup, "group", "rocketraft_bench_producer", "producer group")
 	pf.IntVar(&producers, "producers", 16, "concurrent senders")
 	pf.IntVar(&size, "size", 1024, "message body size in bytes")
 	pf.IntVar(&batch, "batch", 1, "messages per send (>1 uses SEND_BATCH_MESSAGE)")
@@ -90,14 +93,14 @@ func newBenchCommand() *cobra.Command {
 	pf.StringVar(&mode, "mode", "sync", "sync (one send at a time per producer) or async (--window sends in flight per producer; native client)")
 	pf.IntVar(&window, "window", 32, "sends in flight per producer with --mode async")
 	pf.Float64Var(&rate, "rate", 0, "open loop: messages per second over all producers, latency measured from each send's scheduled time (0 = closed loop)")
-	pf.StringVar(&tag, "tag", "", "TAGS of every message (empty = none)")
+	pf.StringVar(&produceTag, "tag", "", "TAGS of every message (empty = none)")
 	pf.StringVar(&keyPrefix, "key-prefix", "k", "message n gets KEYS <prefix>n, indexed by the broker (empty = no keys)")
 	pf.IntVar(&delayLevel, "delay-level", 0, "delay level 1-18 of every message (0 = not delayed)")
 	pf.IntVar(&propertySize, "property-size", 0, "bytes of an extra user property ("+bench.PadProperty+") on every message")
 	pf.BoolVar(&transaction, "transaction", false, "send every message as a transaction: half message, then commit")
 	cf := consume.Flags()
-	cf.StringVar(&group, "group", "rocketraft_bench_consumer", "consumer group")
-	cf.StringVar(&tag, "tag", "", "subscribe to this tag expression, e.g. 'a || b' (empty = every message)")
+	cf.StringVar(&consumeGroup, "group", "rocketraft_bench_consumer", "consumer group")
+	cf.StringVar(&consumeTag, "tag", "", "subscribe to this tag expression, e.g. 'a || b' (empty = every message)")
 	cf.DurationVar(&timeout, "timeout", time.Minute, "with --count: fail if fewer messages arrived within this long")
 	cmd.AddCommand(produce, consume)
 	return cmd

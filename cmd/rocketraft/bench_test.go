@@ -55,6 +55,19 @@ func TestBenchHelpNamesOnlyExistingFlags(t *testing.T) {
 	}
 }
 
+// produce and consume once shared one variable for --group, so the consumer's
+// default (registered last) became the producer's group too. Every flag's
+// variable must hold its own default after both commands are built.
+func TestBenchFlagsKeepTheirDefaults(t *testing.T) {
+	for _, sub := range newBenchCommand().Commands() {
+		sub.Flags().VisitAll(func(f *pflag.Flag) {
+			if f.Value.String() != f.DefValue {
+				t.Errorf("bench %s --%s holds %q, but its default is %q", sub.Name(), f.Name, f.Value.String(), f.DefValue)
+			}
+		})
+	}
+}
+
 // startBenchTarget runs a nameserver and one broker (a fake replica over a
 // real store) with topic, and returns the nameserver address.
 func startBenchTarget(t *testing.T, topic string, queues int32) string {
@@ -144,7 +157,7 @@ func TestBenchProduceFlagsReachTheRun(t *testing.T) {
 		}
 	}
 	if last.Type != "summary" || last.Msgs != 200 || last.Run == nil || last.Run.Rate != 200 || last.Run.Tag != "cli" ||
-		last.Run.PropertySize != 10 || last.Run.Producers != 2 || lines-1 != len(rows)-2 {
+		last.Run.PropertySize != 10 || last.Run.Producers != 2 || last.Run.Group != "rocketraft_bench_producer" || lines-1 != len(rows)-2 {
 		t.Fatalf("JSON summary %+v after %d lines (CSV %d rows)", last, lines, len(rows))
 	}
 }

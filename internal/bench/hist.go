@@ -98,25 +98,37 @@ func countAtOrBelow(h *hdrhistogram.Histogram, v int64) int64 {
 	return n
 }
 
-// Bucket is one bar of the final log-scale histogram: Count samples above the
-// previous bucket's Upper and at most Upper (the last bucket: above histMax/2).
+// Bucket is one bar of the final histogram: Count samples above the previous
+// bucket's Upper and at most Upper.
 type Bucket struct {
 	Upper time.Duration
 	Count int64
 }
 
-// logBuckets folds h into power-of-two buckets from 250 µs up, the bars the
-// summary prints.
+// bucketUpper is the bound of the bucket that holds d: 1, 2, 5 times a power
+// of ten, from 10 µs, so the bars read like the tables (≤ 2ms, ≤ 5ms, ≤ 10ms).
+func bucketUpper(d time.Duration) time.Duration {
+	for decade := 10 * time.Microsecond; ; decade *= 10 {
+		for _, m := range []time.Duration{1, 2, 5} {
+			if m*decade >= histMax {
+				return histMax
+			}
+			if d <= m*decade {
+				return m * decade
+			}
+		}
+	}
+}
+
+// logBuckets folds h into the buckets of bucketUpper, the bars the summary
+// prints; empty buckets are left out.
 func logBuckets(h *hdrhistogram.Histogram) []Bucket {
 	var out []Bucket
 	for _, b := range h.Distribution() {
 		if b.Count == 0 {
 			continue
 		}
-		upper := 250 * time.Microsecond
-		for histDuration(b.To) > upper && upper < histMax {
-			upper *= 2
-		}
+		upper := bucketUpper(histDuration(b.To))
 		if n := len(out); n > 0 && out[n-1].Upper == upper {
 			out[n-1].Count += b.Count
 			continue

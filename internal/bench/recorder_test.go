@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -140,4 +141,41 @@ func TestClippedSamplesAreCounted(t *testing.T) {
 	if s.Clipped != 2 || s.Latency[0].Count != 3 || s.Latency[0].Max < histMax-histMax/1000 {
 		t.Fatalf("clipped=%d count=%d max=%s", s.Clipped, s.Latency[0].Count, s.Latency[0].Max)
 	}
+}
+
+func TestBucketBounds(t *testing.T) {
+	for d, want := range map[time.Duration]time.Duration{
+		0: 10 * time.Microsecond, time.Millisecond: time.Millisecond, 1100 * time.Microsecond: 2 * time.Millisecond,
+		3 * time.Millisecond: 5 * time.Millisecond, 700 * time.Millisecond: time.Second, histMax: histMax,
+	} {
+		if got := bucketUpper(d); got != want {
+			t.Errorf("bucketUpper(%s) = %s, want %s", d, got, want)
+		}
+	}
+}
+
+func TestRoundKeepsThreeFigures(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		1234 * time.Nanosecond: "1µs", 12345 * time.Microsecond: "12.3ms", 123456 * time.Microsecond: "123ms",
+		48234 * time.Millisecond: "48.2s", 94568 * time.Millisecond: "1m34.6s", 1500 * time.Microsecond: "1.5ms",
+	} {
+		if got := round(d).String(); got != want {
+			t.Errorf("round(%s) = %s, want %s", d, got, want)
+		}
+	}
+}
+
+// BenchmarkRecorderOK is the hot path of every send: one sample into the
+// worker's own recorder, from every core at once.
+func BenchmarkRecorderOK(b *testing.B) {
+	m := newMeter([]Series{{Name: "latency"}, {Name: "service"}}, 64, time.Unix(0, 0))
+	var next atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		r := m.recs[next.Add(1)%64]
+		d := time.Duration(0)
+		for pb.Next() {
+			d = (d + 7919*time.Nanosecond) % (50 * time.Millisecond)
+			r.ok(1, 1024, d, d/2)
+		}
+	})
 }

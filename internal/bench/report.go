@@ -9,24 +9,24 @@ import (
 
 // round keeps three significant figures of the durations a human reads.
 func round(d time.Duration) time.Duration {
-	switch {
-	case d >= 100*time.Millisecond:
-		return d.Round(time.Millisecond)
-	case d >= 10*time.Millisecond:
-		return d.Round(100 * time.Microsecond)
-	case d >= time.Millisecond:
-		return d.Round(10 * time.Microsecond)
+	unit := time.Microsecond
+	for limit := time.Millisecond; d >= limit && unit < time.Second; limit *= 10 {
+		unit *= 10
 	}
-	return d.Round(time.Microsecond)
+	return d.Round(unit)
 }
 
 // liveLine is the line printed each second: the interval's rates, its latency
 // percentiles of every series, and the run's totals so far.
 func liveLine(iv Interval, series []Series, total, failed int64) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%5.0fs %8.0f msgs/s %7.2f MB/s", iv.Elapsed.Seconds(), iv.MsgsPerSec(), iv.MBPerSec())
+	fmt.Fprintf(&b, "%6.1fs %8.0f msgs/s %7.2f MB/s", iv.Elapsed.Seconds(), iv.MsgsPerSec(), iv.MBPerSec())
 	for i, s := range series {
 		st := iv.Latency[i]
+		if st.Count == 0 {
+			fmt.Fprintf(&b, "  %s -", s.Name) // no sample: no percentiles, not zeros
+			continue
+		}
 		fmt.Fprintf(&b, "  %s p50 %s p99 %s p999 %s max %s", s.Name, round(st.P50), round(st.P99), round(st.P999), round(st.Max))
 	}
 	fmt.Fprintf(&b, "  total %d failed %d\n", total, failed)
@@ -37,13 +37,13 @@ func liveLine(iv Interval, series []Series, total, failed int64) string {
 // ("summary: N ok, M failed in …"), then per series its percentile table and
 // log-scale histogram.
 func writeSummary(w io.Writer, s Summary, note string) {
-	first := Stats{}
-	if len(s.Latency) > 0 {
-		first = s.Latency[0]
+	fmt.Fprintf(w, "\nsummary: %d ok, %d failed in %s: %.0f msgs/s, %.2f MB/s",
+		s.Msgs, s.Failed, s.Elapsed.Round(time.Millisecond), s.MsgsPerSec(), s.MBPerSec())
+	if len(s.Series) > 0 && s.Latency[0].Count > 0 {
+		first := s.Latency[0]
+		fmt.Fprintf(w, ", %s p50 %s p99 %s max %s", s.Series[0].Name, round(first.P50), round(first.P99), round(first.Max))
 	}
-	fmt.Fprintf(w, "\nsummary: %d ok, %d failed in %s: %.0f msgs/s, %.2f MB/s, latency p50 %s p99 %s max %s\n",
-		s.Msgs, s.Failed, s.Elapsed.Round(time.Millisecond), s.MsgsPerSec(), s.MBPerSec(),
-		round(first.P50), round(first.P99), round(first.Max))
+	fmt.Fprintln(w)
 	if note != "" {
 		fmt.Fprintln(w, note)
 	}
@@ -56,7 +56,7 @@ func writeSummary(w io.Writer, s Summary, note string) {
 			continue
 		}
 		fmt.Fprintf(w, "%s: %s\n", se.Name, se.Title)
-		fmt.Fprintf(w, "  %9s %10s %10s\n", "percentile", "latency", "count")
+		fmt.Fprintf(w, "  %10s %10s %10s\n", "percentile", "latency", "count")
 		for _, p := range s.Tables[i] {
 			fmt.Fprintf(w, "  %9s%% %10s %10d\n", trimFloat(p.Percent), round(p.Value), p.Count)
 		}
@@ -70,11 +70,8 @@ func writeBars(w io.Writer, bs []Bucket) {
 	for _, b := range bs {
 		most = max(most, b.Count)
 	}
-	for i, b := range bs {
+	for _, b := range bs {
 		label := "≤ " + b.Upper.String()
-		if i == len(bs)-1 && b.Upper >= histMax {
-			label = "> " + (histMax / 2).String()
-		}
 		fmt.Fprintf(w, "  %10s %10d %s\n", label, b.Count, strings.Repeat("█", int(max(1, b.Count*40/most))))
 	}
 }

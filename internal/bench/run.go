@@ -38,6 +38,7 @@ type report struct {
 	live  io.Writer
 	sinks []sink
 	err   error // first write error of a sink; the run goes on, the caller gets it
+	ticks int   // intervals reported
 }
 
 func newReport(m *meter, live, csvW, jsonW io.Writer, run RunInfo) (*report, error) {
@@ -49,8 +50,10 @@ func newReport(m *meter, live, csvW, jsonW io.Writer, run RunInfo) (*report, err
 }
 
 // tick reports the interval that ends at now.
-func (r *report) tick(now time.Time) {
-	iv := r.m.interval(now)
+func (r *report) tick(now time.Time) { r.emit(r.m.interval(now)) }
+
+func (r *report) emit(iv Interval) {
+	r.ticks++
 	fmt.Fprint(r.live, liveLine(iv, r.m.series, r.m.total.msgs, r.m.total.failed))
 	for _, s := range r.sinks {
 		if err := s.interval(iv); err != nil && r.err == nil {
@@ -59,10 +62,13 @@ func (r *report) tick(now time.Time) {
 	}
 }
 
-// finish reports the last, partial interval and the summary, with what note
-// says of it.
+// finish reports the last, partial interval (unless it is empty and others
+// were reported: a run that ends on a tick has nothing left) and the
+// summary, with what note says of it.
 func (r *report) finish(now time.Time, note func(Summary) string) (Summary, error) {
-	r.tick(now)
+	if iv := r.m.interval(now); r.ticks == 0 || iv.Ops > 0 || iv.Failed > 0 {
+		r.emit(iv)
+	}
 	s := r.m.summary()
 	writeSummary(r.live, s, note(s))
 	for _, sk := range r.sinks {
