@@ -68,6 +68,30 @@ func TestBenchFlagsKeepTheirDefaults(t *testing.T) {
 	}
 }
 
+// The operator's page documents every bench flag in its Bench section.
+func TestBenchFlagsAreDocumented(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i := strings.Index(doc, "### Bench")
+	if i < 0 {
+		t.Fatal("docs/operations.md has no ### Bench section")
+	}
+	section := doc[i:]
+	if j := strings.Index(section[len("### Bench"):], "\n#"); j >= 0 {
+		section = section[:len("### Bench")+j]
+	}
+	for _, sub := range newBenchCommand().Commands() {
+		sub.Flags().VisitAll(func(f *pflag.Flag) {
+			if f.Name != "help" && !strings.Contains(section, "`--"+f.Name+"`") {
+				t.Errorf("bench %s --%s is not in the Bench section of docs/operations.md", sub.Name(), f.Name)
+			}
+		})
+	}
+}
+
 // startBenchTarget runs a nameserver and one broker (a fake replica over a
 // real store) with topic, and returns the nameserver address.
 func startBenchTarget(t *testing.T, topic string, queues int32) string {
