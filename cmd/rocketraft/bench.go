@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,13 +27,16 @@ func newBenchCommand() *cobra.Command {
 	var duration, timeout time.Duration
 	var creds credentialFlags
 	var produceTLS, consumeTLS clientTLSFlags
-	// outputs opens --csv and --json; the caller closes them after the run.
-	outputs := func(run func(*bench.Outputs) error) error {
+	// outputs opens --csv and --json around a run; Ctrl-C ends the run
+	// early, and it still reports what it did.
+	outputs := func(cmd *cobra.Command, run func(context.Context, *bench.Outputs) error) error {
 		outs, err := bench.OpenOutputs(csvPath, jsonPath, os.Stdout, os.Stderr)
 		if err != nil {
 			return err
 		}
-		err = run(outs)
+		ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		err = run(ctx, outs)
 		return errors.Join(err, outs.Close())
 	}
 	produce := &cobra.Command{
@@ -42,8 +47,8 @@ func newBenchCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return outputs(func(outs *bench.Outputs) error {
-				_, err := bench.Produce(context.Background(), bench.ProduceOptions{
+			return outputs(cmd, func(ctx context.Context, outs *bench.Outputs) error {
+				_, err := bench.Produce(ctx, bench.ProduceOptions{
 					Namesrv: strings.Split(namesrv, ";"), Topic: topic, Group: produceGroup, Producers: producers,
 					Count: count, Duration: duration, MessageSize: size, Batch: batch,
 					Client: bench.Client(client), Mode: bench.Mode(mode), Window: window, Rate: rate,
@@ -62,8 +67,8 @@ func newBenchCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return outputs(func(outs *bench.Outputs) error {
-				_, err := bench.Consume(context.Background(), bench.ConsumeOptions{
+			return outputs(cmd, func(ctx context.Context, outs *bench.Outputs) error {
+				_, err := bench.Consume(ctx, bench.ConsumeOptions{
 					Namesrv: strings.Split(namesrv, ";"), Topic: topic, Group: consumeGroup, Tag: consumeTag,
 					Count: count, Duration: duration, Timeout: timeout,
 					Credentials: creds.credentials(), TLS: tlsCfg, Out: outs.Live, CSV: outs.CSV, JSON: outs.JSON,

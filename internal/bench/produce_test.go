@@ -187,3 +187,28 @@ func TestProduceBatchTail(t *testing.T) {
 		t.Fatalf("%d sends, want 7 (6 of 8 and 1 of 2)", res.Summary.Ops)
 	}
 }
+
+// Stopping a run (Ctrl-C in the CLI) ends it early with its summary; the
+// sends in flight finish instead of counting as failed.
+func TestProduceStopsEarlyOnCancel(t *testing.T) {
+	const topic = "Stopped"
+	b := startBroker(t, map[string]int32{topic: 2})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	var jsonOut bytes.Buffer
+	start := time.Now()
+	res, err := Produce(ctx, ProduceOptions{Namesrv: []string{b.ns}, Topic: topic, Producers: 4, Duration: time.Minute,
+		MessageSize: 16, JSON: &jsonOut})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("a cancelled run took %s", took)
+	}
+	if res.Sent == 0 || res.Failed != 0 {
+		t.Fatalf("sent %d failed %d", res.Sent, res.Failed)
+	}
+	if recs := parseJSON(t, jsonOut.Bytes()); recs[len(recs)-1].Type != "summary" || recs[len(recs)-1].Msgs != res.Sent {
+		t.Fatalf("no summary after the cancel: %+v", recs[len(recs)-1])
+	}
+}

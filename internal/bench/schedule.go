@@ -125,10 +125,12 @@ func (w worker) next(ctx context.Context) (op, bool) {
 	return o, true
 }
 
-// do sends o and records it.
+// do sends o and records it. The send does not end with ctx: a run that is
+// stopped lets the sends in flight finish (each is bounded by its own
+// timeout) rather than count them as failed.
 func (w worker) do(ctx context.Context, o op) {
 	t0 := w.clock.Now()
-	bytes, err := w.send(ctx, o)
+	bytes, err := w.send(context.WithoutCancel(ctx), o)
 	t1 := w.clock.Now()
 	switch {
 	case err != nil:
