@@ -3,6 +3,7 @@ module github.com/rocketraft/rocketraft
 go 1.26.0
 
 require (
+	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/apache/rocketmq-client-go/v2 v2.1.3-0.20251226070945-2173d070fd1b
 	github.com/edsrzf/mmap-go v1.2.0
 	github.com/hashicorp/go-hclog v1.6.3

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,63 +15,98 @@ import (
 )
 
 func newBenchCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "bench", Short: "Load a running cluster with the rocketmq-client-go producer or consumer"}
-	var namesrv, topic, group string
-	var producers, count, size, batch, window int
+	cmd := &cobra.Command{Use: "bench", Short: "Load a running cluster with a producer or the rocketmq-client-go consumer"}
+	// Flags that both subcommands have share a variable only when their
+	// defaults agree (a second registration overwrites the first default).
+	var namesrv, topic, csvPath, jsonPath string
+	var produceGroup, consumeGroup, produceTag, consumeTag, keyPrefix string
+	var producers, count, size, batch, window, delayLevel, propertySize int
 	var client, mode string
+	var rate float64
+	var transaction bool
 	var duration, timeout time.Duration
 	var creds credentialFlags
 	var produceTLS, consumeTLS clientTLSFlags
+	// outputs opens --csv and --json around a run; Ctrl-C ends the run
+	// early, and it still reports what it did.
+	outputs := func(cmd *cobra.Command, run func(context.Context, *bench.Outputs) error) error {
+		outs, err := bench.OpenOutputs(csvPath, jsonPath, os.Stdout, os.Stderr)
+		if err != nil {
+			return err
+		}
+		ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		err = run(ctx, outs)
+		return errors.Join(err, outs.Close())
+	}
 	produce := &cobra.Command{
 		Use:   "produce",
-		Short: "Send messages and print msgs/s, MB/s and latency each second, then a summary",
+		Short: "Send messages and print msgs/s, MB/s and latency each second, then a summary with percentiles",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tlsCfg, err := produceTLS.config()
 			if err != nil {
 				return err
 			}
-			_, err = bench.Produce(context.Background(), bench.ProduceOptions{
-				Namesrv: strings.Split(namesrv, ";"), Topic: topic, Group: group, Producers: producers,
-				Count: count, Duration: duration, MessageSize: size, Batch: batch, Out: os.Stdout,
-				Client: bench.Client(client), Mode: bench.Mode(mode), Window: window, Credentials: creds.credentials(),
-				TLS: tlsCfg,
+			return outputs(cmd, func(ctx context.Context, outs *bench.Outputs) error {
+				_, err := bench.Produce(ctx, bench.ProduceOptions{
+					Namesrv: strings.Split(namesrv, ";"), Topic: topic, Group: produceGroup, Producers: producers,
+					Count: count, Duration: duration, MessageSize: size, Batch: batch,
+					Client: bench.Client(client), Mode: bench.Mode(mode), Window: window, Rate: rate,
+					Tag: produceTag, KeyPrefix: keyPrefix, DelayLevel: delayLevel, PropertySize: propertySize, Transaction: transaction,
+					Credentials: creds.credentials(), TLS: tlsCfg, Out: outs.Live, CSV: outs.CSV, JSON: outs.JSON,
+				})
+				return err
 			})
-			return err
 		},
 	}
 	consume := &cobra.Command{
 		Use:   "consume",
-		Short: "Consume a topic from the first offset and count what arrives",
+		Short: "Consume a topic from the first offset with the rocketmq-go push consumer and measure what arrives",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tlsCfg, err := consumeTLS.config()
 			if err != nil {
 				return err
 			}
-			_, err = bench.Consume(context.Background(), bench.ConsumeOptions{
-				Namesrv: strings.Split(namesrv, ";"), Topic: topic, Group: group, Count: count, Timeout: timeout, Out: os.Stdout, Credentials: creds.credentials(),
-				TLS: tlsCfg,
+			return outputs(cmd, func(ctx context.Context, outs *bench.Outputs) error {
+				_, err := bench.Consume(ctx, bench.ConsumeOptions{
+					Namesrv: strings.Split(namesrv, ";"), Topic: topic, Group: consumeGroup, Tag: consumeTag,
+					Count: count, Duration: duration, Timeout: timeout,
+					Credentials: creds.credentials(), TLS: tlsCfg, Out: outs.Live, CSV: outs.CSV, JSON: outs.JSON,
+				})
+				return err
 			})
-			return err
 		},
 	}
 	for _, c := range []*cobra.Command{produce, consume} {
-		c.Flags().StringVar(&namesrv, "namesrv", "127.0.0.1:9876", "nameserver addresses, ';'-separated")
-		c.Flags().StringVar(&topic, "topic", "BenchTopic", "topic")
-		c.Flags().IntVar(&count, "count", 0, "number of messages (0 = run for --duration)")
-		creds.register(c.Flags())
+		f := c.Flags()
+		f.StringVar(&namesrv, "namesrv", "127.0.0.1:9876", "nameserver addresses, ';'-separated")
+		f.StringVar(&topic, "topic", "BenchTopic", "topic")
+		f.IntVar(&count, "count", 0, "number of messages (0 = run for --duration)")
+		f.DurationVar(&duration, "duration", 10*time.Second, "run time when --count is 0")
+		f.StringVar(&csvPath, "csv", "", "also write a CSV row per second and a total row to this file ('-' = stdout; the live text then goes to stderr)")
+		f.StringVar(&jsonPath, "json", "", "also write a JSON line per second and a summary line to this file ('-' = stdout; the live text then goes to stderr)")
+		creds.register(f)
 	}
 	produceTLS.register(produce.Flags(), true)
 	consumeTLS.register(consume.Flags(), false)
-	produce.Flags().StringVar(&group, "group", "rocketraft_bench_producer", "producer group")
-	produce.Flags().IntVar(&producers, "producers", 16, "concurrent senders")
-	produce.Flags().IntVar(&size, "size", 1024, "message body size in bytes")
-	produce.Flags().IntVar(&batch, "batch", 1, "messages per send (>1 uses SEND_BATCH_MESSAGE)")
-	produce.Flags().StringVar(&client, "client", "native", "native (this project's remoting client) or rocketmq-go (the official Go client)")
-	produce.Flags().StringVar(&mode, "mode", "sync", "sync (one send at a time per producer) or async (--window sends in flight per producer; native client)")
-	produce.Flags().IntVar(&window, "window", 32, "sends in flight per producer with --mode async")
-	produce.Flags().DurationVar(&duration, "duration", 10*time.Second, "run time when --count is 0")
-	consume.Flags().StringVar(&group, "group", "rocketraft_bench_consumer", "consumer group")
-	consume.Flags().DurationVar(&timeout, "timeout", time.Minute, "give up after this long")
+	pf := produce.Flags()
+	pf.StringVar(&produceGroup, "group", "rocketraft_bench_producer", "producer group")
+	pf.IntVar(&producers, "producers", 16, "concurrent senders")
+	pf.IntVar(&size, "size", 1024, "message body size in bytes")
+	pf.IntVar(&batch, "batch", 1, "messages per send (>1 uses SEND_BATCH_MESSAGE)")
+	pf.StringVar(&client, "client", "native", "native (this project's remoting client) or rocketmq-go (the official Go client)")
+	pf.StringVar(&mode, "mode", "sync", "sync (one send at a time per producer) or async (--window sends in flight per producer; native client)")
+	pf.IntVar(&window, "window", 32, "sends in flight per producer with --mode async")
+	pf.Float64Var(&rate, "rate", 0, "open loop: messages per second over all producers, latency measured from each send's scheduled time (0 = closed loop)")
+	pf.StringVar(&produceTag, "tag", "", "TAGS of every message (empty = none)")
+	pf.StringVar(&keyPrefix, "key-prefix", "k", "message n gets KEYS <prefix>n, indexed by the broker (empty = no keys)")
+	pf.IntVar(&delayLevel, "delay-level", 0, "delay level 1-18 of every message (0 = not delayed)")
+	pf.IntVar(&propertySize, "property-size", 0, "bytes of an extra user property ("+bench.PadProperty+") on every message")
+	pf.BoolVar(&transaction, "transaction", false, "send every message as a transaction: half message, then commit")
+	cf := consume.Flags()
+	cf.StringVar(&consumeGroup, "group", "rocketraft_bench_consumer", "consumer group")
+	cf.StringVar(&consumeTag, "tag", "", "subscribe to this tag expression, e.g. 'a || b' (empty = every message)")
+	cf.DurationVar(&timeout, "timeout", time.Minute, "with --count: fail if fewer messages arrived within this long")
 	cmd.AddCommand(produce, consume)
 	return cmd
 }

@@ -4,44 +4,37 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"sort"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rocketraft/rocketraft/nameserver"
 	"github.com/rocketraft/rocketraft/store"
 	"github.com/rocketraft/rocketraft/transport"
+	"github.com/rocketraft/rocketraft/transport/sign"
 )
 
-// Client selects the producer implementation.
-type Client string
+// autoCreateQueues is the queue count the native client asks for when the
+// topic does not exist yet (defaultTopicQueueNums of the send header); the
+// broker creates it with at most its own defaultTopicQueueNums.
+const autoCreateQueues = 4
 
-const (
-	// ClientNative is the project's own client: remoting requests over
-	// transport.Client, routed through the nameserver, with no client-side
-	// retries or rebalancing. It measures the brokers more than a client.
-	ClientNative Client = "native"
-	// ClientRocketMQGo is the official github.com/apache/rocketmq-client-go/v2.
-	ClientRocketMQGo Client = "rocketmq-go"
-)
+// sendTimeout bounds one request of the native client.
+const sendTimeout = 5 * time.Second
 
-// Mode selects how each producer issues sends.
-type Mode string
-
-const (
-	ModeSync  Mode = "sync"  // one send at a time per producer
-	ModeAsync Mode = "async" // up to Window sends in flight per producer
-)
-
-// route is the leader address of every broker group that serves the topic, with
-// its write queue count.
-type route struct {
-	addrs  []string
-	queues []int32
+// queueTarget is one write queue: the leader address of its broker group and
+// the queue id there.
+type queueTarget struct {
+	addr  string
+	queue int32
 }
 
-func resolveRoute(ctx context.Context, ns *nameserver.Client, namesrv []string, topic string) (route, error) {
+// resolveTargets returns every write queue of topic: for each broker group
+// with a leader (brokerId 0) and write permission, queues 0 …
+// writeQueueNums-1, groups in name order. A topic without a route yet is
+// routed like TBW102 but with at most autoCreateQueues queues per group, the
+// queues the broker will create on the first send; auto reports that case.
+func resolveTargets(ctx context.Context, ns *nameserver.Client, namesrv []string, topic string) (ts []queueTarget, auto bool, err error) {
 	var lastErr error
 	for _, lookup := range []string{topic, "TBW102"} {
 		for _, addr := range namesrv {
@@ -50,26 +43,43 @@ func resolveRoute(ctx context.Context, ns *nameserver.Client, namesrv []string, 
 				lastErr = err
 				continue
 			}
-			var r route
-			for _, bd := range rd.BrokerDatas {
-				master, ok := bd.BrokerAddrs[nameserver.MasterID]
-				if !ok {
-					continue
-				}
-				for _, qd := range rd.QueueDatas {
-					if qd.BrokerName == bd.BrokerName && qd.WriteQueueNums > 0 {
-						r.addrs = append(r.addrs, master)
-						r.queues = append(r.queues, min(qd.WriteQueueNums, 4))
-					}
-				}
+			ts := targetsOf(rd, lookup != topic)
+			if len(ts) > 0 {
+				return ts, lookup != topic, nil
 			}
-			if len(r.addrs) > 0 {
-				return r, nil
-			}
-			lastErr = fmt.Errorf("route of %s has no leader (brokerId 0)", lookup)
+			lastErr = fmt.Errorf("route of %s has no writable queue on a leader (brokerId 0)", lookup)
 		}
 	}
-	return route{}, fmt.Errorf("bench: no route for topic %s: %w", topic, lastErr)
+	return nil, false, fmt.Errorf("bench: no route for topic %s: %w", topic, lastErr)
+}
+
+// targetsOf lists the write queues of a route (see resolveTargets).
+func targetsOf(rd nameserver.TopicRouteData, autoCreate bool) []queueTarget {
+	qds := append([]nameserver.QueueData(nil), rd.QueueDatas...)
+	sort.Slice(qds, func(i, j int) bool { return qds[i].BrokerName < qds[j].BrokerName })
+	var ts []queueTarget
+	for _, qd := range qds {
+		if qd.Perm&nameserver.PermWrite == 0 || qd.WriteQueueNums <= 0 {
+			continue
+		}
+		var leader string
+		for _, bd := range rd.BrokerDatas {
+			if bd.BrokerName == qd.BrokerName {
+				leader = bd.BrokerAddrs[nameserver.MasterID]
+			}
+		}
+		if leader == "" {
+			continue
+		}
+		n := qd.WriteQueueNums
+		if autoCreate {
+			n = min(n, autoCreateQueues)
+		}
+		for q := range n {
+			ts = append(ts, queueTarget{addr: leader, queue: q})
+		}
+	}
+	return ts
 }
 
 // encodeBatchBody lays out SEND_BATCH_MESSAGE elements (MessageDecoder.encodeMessage).
@@ -88,96 +98,91 @@ func encodeBatchBody(bodies [][]byte, props []string) []byte {
 	return b
 }
 
+// nativeSender sends with the project's remoting client, round-robin over
+// every write queue of the route: send k goes to targets[k mod len].
+type nativeSender struct {
+	tc      *transport.Client
+	targets []queueTarget
+	shape   shape
+	batch   int64
+	creds   sign.Credentials
+}
+
+// request builds the send of o.
+func (s *nativeSender) request(o op, t queueTarget) *transport.Command {
+	sysFlag := int32(0)
+	if s.shape.transaction {
+		sysFlag = store.SysFlagTxPrepared // MessageSysFlag.TRANSACTION_PREPARED_TYPE
+	}
+	ext := map[string]string{
+		"producerGroup": s.shape.group, "topic": s.shape.topic, "defaultTopic": "TBW102",
+		"defaultTopicQueueNums": strconv.Itoa(autoCreateQueues), "queueId": strconv.Itoa(int(t.queue)),
+		"sysFlag": strconv.Itoa(int(sysFlag)), "bornTimestamp": strconv.FormatInt(time.Now().UnixMilli(), 10),
+		"flag": "0", "reconsumeTimes": "0", "unitMode": "false", "maxReconsumeTimes": "0", "batch": "false",
+	}
+	code := transport.SendMessage
+	var payload []byte
+	if s.batch > 1 {
+		// A short last batch (a count that --batch does not divide), even of
+		// one message, stays a batch, so every send takes the same path.
+		code, ext["batch"] = transport.SendBatchMessage, "true"
+		bodies, props := make([][]byte, o.msgs), make([]string, o.msgs)
+		for i := range bodies {
+			bodies[i], props[i] = s.shape.body, store.EncodeProperties(s.shape.properties(o.first+int64(i)))
+		}
+		payload = encodeBatchBody(bodies, props)
+	} else {
+		ext["properties"] = store.EncodeProperties(s.shape.properties(o.first))
+		payload = s.shape.body
+	}
+	return transport.NewRequest(code, s.creds.SignExt(ext, payload), payload)
+}
+
+// send sends o to the next write queue (and commits it, for a transaction).
+func (s *nativeSender) send(ctx context.Context, o op) (int64, error) {
+	t := s.targets[(o.first/s.batch)%int64(len(s.targets))]
+	sctx, cancel := context.WithTimeout(ctx, sendTimeout)
+	defer cancel()
+	resp, err := s.tc.Invoke(sctx, t.addr, s.request(o, t))
+	if err != nil {
+		return 0, err
+	}
+	if resp.ResponseCode() != transport.Success {
+		return 0, fmt.Errorf("send to %s queue %d: %s %s", t.addr, t.queue, resp.ResponseCode(), resp.Remark)
+	}
+	if s.shape.transaction {
+		if err := s.commit(sctx, t.addr, o.first, resp); err != nil {
+			return 0, err
+		}
+	}
+	return int64(o.msgs) * int64(len(s.shape.body)), nil
+}
+
 // produceNative runs the load with the project's own client.
-func produceNative(ctx context.Context, o ProduceOptions) (Result, error) {
-	tc := transport.NewClient(transport.ClientConfig{DialTimeout: 3 * time.Second, TLS: o.TLS})
+func produceNative(ctx context.Context, o ProduceOptions, r *runner) error {
+	sh := newShape(o, time.Now())
+	cfg := transport.ClientConfig{DialTimeout: 3 * time.Second, TLS: o.TLS}
+	if o.Transaction {
+		// A broker that missed our END_TRANSACTION asks on this connection
+		// (CHECK_TRANSACTION_STATE); every bench transaction commits.
+		cfg.OnRequest = checkBackHandler(sh.group, o.Credentials)
+	}
+	tc := transport.NewClient(cfg)
 	defer tc.Close()
 	ns := nameserver.NewClient(tc)
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	rt, err := resolveRoute(rctx, ns, o.Namesrv, o.Topic)
+	targets, auto, err := resolveTargets(rctx, ns, o.Namesrv, o.Topic)
 	cancel()
 	if err != nil {
-		return Result{}, err
+		return err
 	}
-	body := make([]byte, o.MessageSize)
-	for i := range body {
-		body[i] = byte('a' + i%26)
+	if auto {
+		fmt.Fprintf(o.Out, "topic %s has no route yet: sending to %d queues, which the broker auto-creates\n", o.Topic, len(targets))
 	}
-	window := max(1, o.Window)
-	if o.Mode != ModeAsync {
-		window = 1
+	s := &nativeSender{tc: tc, targets: targets, shape: sh, batch: int64(o.Batch), creds: o.Credentials}
+	window := 1
+	if o.Mode == ModeAsync {
+		window = o.Window
 	}
-	var sent, failed, next atomic.Int64
-	lat := &latencies{}
-	start := time.Now()
-	deadline := start.Add(o.Duration)
-	claim := func() (int64, bool) {
-		if ctx.Err() != nil || (o.Count == 0 && time.Now().After(deadline)) {
-			return 0, false
-		}
-		n := next.Add(int64(o.Batch))
-		if o.Count > 0 && n > int64(o.Count) {
-			return 0, false
-		}
-		return n - int64(o.Batch), true
-	}
-	send := func(first int64) {
-		target := int(first/int64(o.Batch)) % len(rt.addrs)
-		queue := int32(first/int64(o.Batch)) % rt.queues[target]
-		ext := map[string]string{
-			"producerGroup": o.Group, "topic": o.Topic, "defaultTopic": "TBW102", "defaultTopicQueueNums": "4",
-			"queueId": strconv.Itoa(int(queue)), "sysFlag": "0", "bornTimestamp": strconv.FormatInt(time.Now().UnixMilli(), 10),
-			"flag": "0", "reconsumeTimes": "0", "unitMode": "false", "maxReconsumeTimes": "0", "batch": "false",
-		}
-		code := transport.SendMessage
-		var payload []byte
-		if o.Batch > 1 {
-			code, ext["batch"] = transport.SendBatchMessage, "true"
-			bodies, props := make([][]byte, o.Batch), make([]string, o.Batch)
-			for i := range bodies {
-				bodies[i], props[i] = body, store.EncodeProperties(map[string]string{store.PropertyKeys: "k" + strconv.FormatInt(first+int64(i), 10)})
-			}
-			payload = encodeBatchBody(bodies, props)
-		} else {
-			ext["properties"] = store.EncodeProperties(map[string]string{
-				store.PropertyKeys: "k" + strconv.FormatInt(first, 10), store.PropertyUniqKey: fmt.Sprintf("BENCH%027d", first)})
-			payload = body
-		}
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		t0 := time.Now()
-		resp, err := tc.Invoke(sctx, rt.addrs[target], transport.NewRequest(code, o.Credentials.SignExt(ext, payload), payload))
-		if err != nil || resp.ResponseCode() != transport.Success {
-			failed.Add(int64(o.Batch))
-			return
-		}
-		lat.add(time.Since(t0))
-		sent.Add(int64(o.Batch))
-	}
-	var wg sync.WaitGroup
-	for p := 0; p < o.Producers; p++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			slots := make(chan struct{}, window)
-			var inflight sync.WaitGroup
-			for {
-				first, ok := claim()
-				if !ok {
-					break
-				}
-				slots <- struct{}{}
-				inflight.Add(1)
-				go func() {
-					defer func() { <-slots; inflight.Done() }()
-					send(first)
-				}()
-			}
-			inflight.Wait()
-		}()
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	progress(o.Out, done, start, &sent, &failed, lat, o.MessageSize)
-	return summarize(o.Out, start, sent.Load(), failed.Load(), lat, o.MessageSize, "latency histogram (per send call):"), nil
+	return r.run(ctx, window, s.send)
 }
