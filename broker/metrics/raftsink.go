@@ -73,8 +73,8 @@ var raftGauges = []raftMetric{
 	{key: "raft.peers", name: "rocketraft_raft_peers", help: "Voters of the group other than this node, as the leader sees them."},
 }
 
-// raftBuckets reach below latencyBuckets: a heartbeat on a LAN takes ~100 µs.
-var raftBuckets = append([]float64{0.0001, 0.00025}, latencyBuckets...)
+// raftBuckets span a heartbeat on a LAN (~100 µs) to an election-length stall.
+var raftBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
 
 // raftSeriesExpiry is how long a per-peer series lives without updates: a
 // removed peer's series disappear after it; a live peer's heartbeat timings
