@@ -62,7 +62,7 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 		b.nsrv = b.nsrv.WithCredentials(nameserver.BrokerCredentials(cfg.BrokerName, cfg.NamesrvAuthSecret))
 	}
 
-	capi := clientapi.New(clientapi.Deps{
+	cdeps := clientapi.Deps{
 		Config: clientapi.Config{
 			ClusterName: cfg.ClusterName, BrokerName: cfg.BrokerName, ClientAddr: cfg.ClientAddr, SelfID: cfg.SelfID,
 			MaxMessageSize: cfg.MaxMessageSize, AutoCreateTopicEnable: cfg.AutoCreateTopicEnable,
@@ -71,7 +71,11 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 		},
 		StoreHost: host, Store: st, Replica: rep, Clients: b.clients, Pulls: b.pulls, Offsets: b.offsets,
 		Status: b.Status, DiskFull: b.errDiskFull, TopicsChanged: b.registerAllAsync, Logger: b.log,
-	})
+	}
+	if cfg.Metrics != nil {
+		cdeps.Sent, cdeps.Pulled = cfg.Metrics.ObserveSent, cfg.Metrics.ObservePulled
+	}
+	capi := clientapi.New(cdeps)
 	// The ACL in force: the aclFile until the group replicates a document
 	// (ACL codes 50, 51, 53), then that document at the index this node applied.
 	var acl *auth.Source
@@ -132,6 +136,8 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 	if cfg.Metrics != nil {
 		cfg.Metrics.Watch(metrics.Source{
 			Status: rep.Status, RaftStats: rep.RaftStats, Store: st, LongPollWaiters: b.pulls.Count,
+			Topics: rep.Topics, SubscriptionGroups: rep.SubscriptionGroups, Subscriptions: b.clients.Subscriptions,
+			CommittedOffset: b.offsets.Committed, Now: rep.Now,
 		})
 	}
 	return b, nil

@@ -18,6 +18,11 @@
 //     ExpireBefore; transport's OnConnClose drives RemoveByConn.
 //   - Client (client.go): the same requests from the sending side; WithCredentials
 //     signs every request (a broker with BrokerCredentials, a tool with an admin).
+//   - Observability (metrics.go, admin.go): the server's own Prometheus registry
+//     (rocketraft_namesrv_brokers, _broker_groups, _broker_groups_without_master,
+//     _topics, _requests_total, labelled node_type="nameserver", plus the Go
+//     runtime) and AdminHandler: /metrics, /healthz (liveness) and /readyz (the
+//     remoting port is serving). cmd serves it on adminListen.
 //   - Authentication (auth.go), off unless configured. BrokerAuth (brokerAuthFile,
 //     brokerName → secret) refuses REGISTER_BROKER and UNREGISTER_BROKER unless
 //     signed ACL 1.0 style (transport/sign) with AccessKey broker:<brokerName> and
@@ -47,7 +52,8 @@
 //
 // # Imports
 //
-// It may import transport only (design.md §1), transport/sign included. The broker imports this package for
+// It may import transport only (design.md §1), transport/sign included, and the
+// Prometheus client libraries. The broker imports this package for
 // the Client and its request types.
 //
 // # Concurrency

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -43,6 +44,10 @@ type Server struct {
 	reg    *Registry
 	ts     *transport.Server
 
+	metrics *serverMetrics
+	// serving is true between a successful Start and Close (/readyz).
+	serving atomic.Bool
+
 	stop      chan struct{}
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -65,6 +70,7 @@ func New(cfg Config, logger hclog.Logger) *Server {
 		reg:    NewRegistry(cfg.BrokerExpireTimeout),
 		stop:   make(chan struct{}),
 	}
+	s.metrics = newServerMetrics(s.reg)
 	s.ts = transport.NewServer(transport.ServerConfig{
 		Addr:        cfg.ListenAddr,
 		Logger:      s.logger,
@@ -82,6 +88,7 @@ func (s *Server) Start() error {
 	if err := s.ts.Start(); err != nil {
 		return fmt.Errorf("nameserver listen %s: %w", s.cfg.ListenAddr, err)
 	}
+	s.serving.Store(true)
 	s.wg.Add(1)
 	go s.expireLoop()
 	s.logger.Info("nameserver started", "addr", s.ts.Addr(),
@@ -96,6 +103,7 @@ func (s *Server) Addr() string { return s.ts.Addr() }
 func (s *Server) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
+		s.serving.Store(false)
 		close(s.stop)
 		err = s.ts.Close()
 		s.wg.Wait()
@@ -126,8 +134,15 @@ func (s *Server) connClosed(c *transport.Conn) {
 	}
 }
 
-// ServeRemoting implements transport.Handler.
-func (s *Server) ServeRemoting(_ context.Context, conn *transport.Conn, req *transport.Command) *transport.Command {
+// ServeRemoting implements transport.Handler: serve, then count the request
+// and its answer.
+func (s *Server) ServeRemoting(ctx context.Context, conn *transport.Conn, req *transport.Command) *transport.Command {
+	resp := s.serve(ctx, conn, req)
+	s.metrics.observe(req.RequestCode(), resp)
+	return resp
+}
+
+func (s *Server) serve(_ context.Context, conn *transport.Conn, req *transport.Command) *transport.Command {
 	code := req.RequestCode()
 	if err := s.authorize(conn, code, req); err != nil {
 		s.logger.Warn("request refused", "code", code, "brokerName", req.ExtFields[extBrokerName],

@@ -61,6 +61,13 @@ type Deps struct {
 	// topic was created.
 	TopicsChanged func()
 	Logger        hclog.Logger
+	// Sent, when set, is told about every message a send stored, after the
+	// quorum write: the topic and properties the producer sent, whether it is a
+	// prepared transaction message, and the stored size (broker/metrics).
+	Sent func(topic, props string, prepared bool, storedBytes int)
+	// Pulled, when set, is told about every pull answered with a next offset:
+	// the group's next offset of the queue and the messages and bytes returned.
+	Pulled func(group, topic string, queueID int32, next store.QueueOffset, msgs, bytes int)
 }
 
 // API serves the client request codes.

@@ -9,8 +9,10 @@
 // route.Table → (metrics, auth, forwarding stages) → send.go handleSend: parse
 // the header, check disk and topic, rewrite the placement (placement.go: delay,
 // timer, DLQ, half message), encode the record once, replicate it through
-// replica.Messages (group commit), answer with the offsetMsgId. api.go holds the
-// dependencies. Nothing here checks whether this node leads: routes.go registers
+// replica.Messages (group commit), report each stored message to Deps.Sent
+// (metrics: counted here, on the leader, once), answer with the offsetMsgId. A
+// pull reports its next offset and what it returned to Deps.Pulled. api.go
+// holds the dependencies. Nothing here checks whether this node leads: routes.go registers
 // writes with route.Leader, and the forwarding stage relays them.
 //
 // Files, bottom up: api.go, placement.go, send.go, reply.go, sendback.go,

@@ -108,6 +108,9 @@ func (a *API) handlePull(ctx context.Context, req *route.Request) (*transport.Co
 			return nil, err
 		}
 	}
+	if a.d.Pulled != nil && (res.Status == store.Found || res.Status == store.OffsetOverflowOne || res.Status == store.NoMatchedMessage) {
+		a.d.Pulled(h.ConsumerGroup, h.Topic, h.QueueID, res.NextBeginOffset, len(res.Messages), res.TotalBytes)
+	}
 	return pullResponse(res, offset), nil
 }
 

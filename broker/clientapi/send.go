@@ -53,6 +53,7 @@ func (a *API) handleSend(ctx context.Context, req *route.Request) (*transport.Co
 	}
 	born := bornHost(req.Conn)
 	var recs [][]byte
+	var sentProps []string // per record, the properties the producer sent (metrics)
 	var uniqKey string
 	if batch {
 		elems, err := decodeBatch(req.Body)
@@ -70,6 +71,7 @@ func (a *API) handleSend(ctx context.Context, req *route.Request) (*transport.Co
 				return nil, err
 			}
 			recs = append(recs, rec)
+			sentProps = append(sentProps, e.Properties)
 		}
 	} else {
 		// Delayed, retry-past-max and timed messages are stored elsewhere (placement.go).
@@ -104,6 +106,7 @@ func (a *API) handleSend(ctx context.Context, req *route.Request) (*transport.Co
 			return nil, err
 		}
 		recs = append(recs, rec)
+		sentProps = append(sentProps, h.Properties)
 	}
 	pctx, cancel := context.WithTimeout(ctx, sendTimeout)
 	defer cancel()
@@ -117,6 +120,11 @@ func (a *API) handleSend(ctx context.Context, req *route.Request) (*transport.Co
 	ids := make([]string, len(results))
 	for i, r := range results {
 		ids[i] = r.OffsetMsgID
+	}
+	if a.d.Sent != nil {
+		for i, rec := range recs {
+			a.d.Sent(h.Topic, sentProps[i], prepared, len(rec))
+		}
 	}
 	return route.OK(map[string]string{
 		"msgId":         strings.Join(ids, ","),

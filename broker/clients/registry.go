@@ -275,6 +275,23 @@ func (r *Registry) Groups() []string {
 	return names
 }
 
+// Subscriptions lists, for every consumer group known from heartbeats, the
+// topics it subscribes to, sorted (the consumer gauges of broker/metrics).
+func (r *Registry) Subscriptions() map[string][]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string][]string, len(r.consumers))
+	for name, g := range r.consumers {
+		topics := make([]string, 0, len(g.subscriptions))
+		for t := range g.subscriptions {
+			topics = append(topics, t)
+		}
+		sort.Strings(topics)
+		out[name] = topics
+	}
+	return out
+}
+
 // SawProducer records conn as a producer of group before its first heartbeat
 // (the Go producer heartbeats only every 30 s), so a check-back can reach it.
 func (r *Registry) SawProducer(conn *transport.Conn, group string, now time.Time) {

@@ -25,7 +25,8 @@ var (
 		"Time since this follower last heard from the leader (0 on the leader).", nil, nil)
 	descCLMax       = prometheus.NewDesc("rocketraft_store_commitlog_max_offset_bytes", "CommitLog max physical offset.", nil, nil)
 	descCLMin       = prometheus.NewDesc("rocketraft_store_commitlog_min_offset_bytes", "CommitLog min physical offset.", nil, nil)
-	descDisk        = prometheus.NewDesc("rocketraft_store_disk_used_ratio", "Used fraction of the store's file system.", nil, nil)
+	descDisk        = prometheus.NewDesc("rocketraft_store_disk_used_ratio", "Used fraction of the store's file system (sends are refused at 0.90).", nil, nil)
+	descDiskFree    = prometheus.NewDesc("rocketraft_store_disk_free_bytes", "Bytes available to the broker on the store's file system.", nil, nil)
 	descDispatchLag = prometheus.NewDesc("rocketraft_store_dispatch_lag_bytes",
 		"CommitLog bytes applied but not yet dispatched to ConsumeQueues (not yet pullable).", nil, nil)
 	descUnflushed = prometheus.NewDesc("rocketraft_store_unflushed_bytes",
@@ -34,7 +35,7 @@ var (
 )
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descTerm, descRole, descApplied, descCommit, descLast, descLastContact, descCLMax, descCLMin, descDisk, descDispatchLag, descUnflushed, descPolls} {
+	for _, d := range []*prometheus.Desc{descTerm, descRole, descApplied, descCommit, descLast, descLastContact, descCLMax, descCLMin, descDisk, descDiskFree, descDispatchLag, descUnflushed, descPolls} {
 		ch <- d
 	}
 }
@@ -74,6 +75,9 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descUnflushed, float64(max(0, maxOff-s.FlushedPhysicalOffset())))
 		if ratio, err := s.DiskUsedRatio(); err == nil {
 			gauge(descDisk, ratio)
+		}
+		if free, err := s.DiskFreeBytes(); err == nil {
+			gauge(descDiskFree, float64(free))
 		}
 	}
 	if src.LongPollWaiters != nil {

@@ -64,7 +64,7 @@ func TestMetricsAndAdminHTTP(t *testing.T) {
 	f.Stats = map[string]string{"last_contact": "0", "num_peers": "2", "last_snapshot_index": "7", "applied_index": "41"}
 	pulls := clients.NewPullWaiters()
 
-	m := New()
+	m := New(testOptions)
 	m.Watch(Source{Status: f.Status, RaftStats: f.RaftStats, Store: st, LongPollWaiters: pulls.Count})
 	h := testChain(m)
 	if r := serveCode(t, h, transport.GetMaxOffset, map[string]string{"topic": "T", "queueId": "0"}); r.ResponseCode() != transport.Success {
@@ -104,11 +104,14 @@ func TestMetricsAndAdminHTTP(t *testing.T) {
 	if n := counterValue(t, m.forwardedIn); n != 1 {
 		t.Errorf("forwarded requests received = %v, want 1", n)
 	}
-	if n := histogramCount(t, m.latency.WithLabelValues("send")); n != 1 {
-		t.Errorf("send latency samples = %d, want 1", n)
+	if n := histogramCount(t, m.rpcLatency.WithLabelValues("remoting", "send_message", "success", "false")); n != 1 {
+		t.Errorf("send rpc latency samples = %d, want 1", n)
 	}
-	if n := histogramCount(t, m.latency.WithLabelValues("pull")); n != 0 {
-		t.Errorf("pull latency samples = %d, want 0", n)
+	if n := histogramCount(t, m.rpcLatency.WithLabelValues("remoting", "get_max_offset", "invalid_parameter", "false")); n != 1 {
+		t.Errorf("GET_MAX_OFFSET invalid rpc latency samples = %d, want 1", n)
+	}
+	if n := histogramCount(t, m.rpcLatency.WithLabelValues("remoting", "other", "request_code_not_supported", "false")); n != 1 {
+		t.Errorf("unknown code rpc latency samples = %d, want 1", n)
 	}
 
 	// Role changes count terms: 3 → 5 is two elections.
@@ -151,11 +154,13 @@ func TestMetricsAndAdminHTTP(t *testing.T) {
 		t.Errorf("/readyz %d %s", code, body)
 	}
 	code, body := get("/metrics")
-	for _, want := range []string{"rocketraft_raft_term 3", `rocketraft_raft_role{role="LEADER"} 1`,
-		"rocketraft_raft_applied_index 40", "rocketraft_store_commitlog_max_offset_bytes 0",
-		"rocketraft_raft_last_contact_seconds 0", "rocketraft_broker_requests_total", "go_goroutines",
-		"rocketraft_store_dispatch_lag_bytes 0", "rocketraft_store_unflushed_bytes 0", "rocketraft_store_flush_duration_seconds_count",
-		"rocketraft_broker_long_poll_waiters 0"} {
+	const node = `broker_name="broker-a",cluster="c1",node_id="broker-a-n0",node_type="broker"`
+	for _, want := range []string{"rocketraft_raft_term{" + node + "} 3", `rocketraft_raft_role{` + node + `,role="LEADER"} 1`,
+		"rocketraft_raft_applied_index{" + node + "} 40", "rocketraft_store_commitlog_max_offset_bytes{" + node + "} 0",
+		"rocketraft_raft_last_contact_seconds{" + node + "} 0", `rocketraft_broker_requests_total{broker_name="broker-a",cluster="c1",code="SUCCESS(0)",node_id="broker-a-n0"`, "\ngo_goroutines ",
+		"rocketraft_store_dispatch_lag_bytes{" + node + "} 0", "rocketraft_store_unflushed_bytes{" + node + "} 0",
+		"rocketraft_store_flush_duration_seconds_count{" + node, "rocketraft_store_disk_free_bytes{" + node,
+		"rocketraft_broker_long_poll_waiters{" + node + "} 0", `rocketmq_rpc_latency_bucket{broker_name="broker-a",cluster="c1",is_long_polling="false",node_id="broker-a-n0",node_type="broker",protocol_type="remoting",request_code="send_message",response_code="success",le="30"} 1`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics (%d) lacks %q", code, want)
 		}
@@ -169,7 +174,7 @@ func TestMetricsAndAdminHTTP(t *testing.T) {
 // TestScrapeBeforeWatch: a scrape before Watch has no raft or store gauges and
 // does not fail.
 func TestScrapeBeforeWatch(t *testing.T) {
-	families, err := New().Registry().Gather()
+	families, err := New(testOptions).Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,6 +184,9 @@ func TestScrapeBeforeWatch(t *testing.T) {
 		}
 	}
 }
+
+// testOptions names the node the unit tests build.
+var testOptions = Options{Cluster: "c1", BrokerName: "broker-a", SelfID: "n0"}
 
 func counterValue(t *testing.T, c prometheus.Counter) float64 {
 	t.Helper()

@@ -2,12 +2,19 @@ package metrics
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rocketraft/rocketraft/broker/route"
 	"github.com/rocketraft/rocketraft/transport"
 )
+
+// protocolRemoting is rocketmq_rpc_latency's protocol_type (RocketMQ 5 also has grpc).
+const protocolRemoting = "remoting"
+
+// pullFlagSuspend is PullSysFlag's long-polling bit.
+const pullFlagSuspend = 0x2
 
 // Stage is the first stage of the route chain: it times the rest of the chain,
 // turns its outcome into the final response (route.Respond) so the response
@@ -34,19 +41,33 @@ func requestLabel(c transport.RequestCode) string {
 	return s
 }
 
+// rocketmqCodeName is a code as RocketMQ's rpc_latency labels it: the constant's
+// name in lower case ("SEND_MESSAGE(10)" → "send_message"); unknown codes are
+// "other".
+func rocketmqCodeName(s string) string {
+	if strings.HasPrefix(s, "UNKNOWN") {
+		return "other"
+	}
+	if i := strings.IndexByte(s, '('); i >= 0 {
+		s = s[:i]
+	}
+	return strings.ToLower(s)
+}
+
 func (m *Metrics) observeRequest(req, resp *transport.Command, elapsed time.Duration) {
-	code := "none"
+	code, rmqCode := "none", "none"
 	if resp != nil {
 		code = resp.ResponseCode().String()
+		rmqCode = rocketmqCodeName(code)
 	}
 	rc := req.RequestCode()
 	m.requests.WithLabelValues(requestLabel(rc), code).Inc()
-	switch rc {
-	case transport.SendMessage, transport.SendMessageV2, transport.SendBatchMessage:
-		m.latency.WithLabelValues("send").Observe(elapsed.Seconds())
-	case transport.PullMessage:
-		m.latency.WithLabelValues("pull").Observe(elapsed.Seconds())
+	longPoll := false
+	if rc == transport.PullMessage {
+		flag, _ := strconv.Atoi(req.ExtFields["sysFlag"])
+		longPoll = flag&pullFlagSuspend != 0
 	}
+	m.rpcLatency.WithLabelValues(protocolRemoting, rocketmqCodeName(rc.String()), rmqCode, boolLabel(longPoll)).Observe(elapsed.Seconds())
 	if route.Forwarded(req) {
 		m.forwardedIn.Inc()
 	}

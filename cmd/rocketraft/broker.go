@@ -150,7 +150,7 @@ func runBroker(cfg config.Broker) error {
 	if err != nil {
 		return fmt.Errorf("open raft node: %w", err)
 	}
-	m := metrics.New()
+	m := metrics.New(metrics.Options{Cluster: cfg.ClusterName, BrokerName: cfg.BrokerName, SelfID: cfg.SelfID})
 	if err := m.ExportRaftInternals(); err != nil {
 		log.Warn("raft internals will not be exported", "error", err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -31,6 +32,9 @@ type devCluster struct {
 	acl         bool
 	aclFile     string
 	aclAccounts []devAccount
+	// namesrvAdmin is the nameserver's adminListen: namesrvPort+2 if free
+	// (writeConfigs sets it), else "".
+	namesrvAdmin string
 }
 
 func newDevCommand() *cobra.Command {
@@ -74,7 +78,8 @@ func (d *devCluster) writeConfigs() (namesrvConf string, brokerConfs []string, e
 	// per group, in every node's broker.conf and in the nameserver's
 	// brokerAuthFile; the nameserver's admin writes need the admin account.
 	var groupSecrets map[string]string
-	nsLines := append([]string{"listenAddr=127.0.0.1", fmt.Sprintf("listenPort=%d", d.namesrvPort), "adminListen="}, d.tlsLines(false)...)
+	d.namesrvAdmin = freeLoopback(d.namesrvPort + 2)
+	nsLines := append([]string{"listenAddr=127.0.0.1", fmt.Sprintf("listenPort=%d", d.namesrvPort), "adminListen=" + d.namesrvAdmin}, d.tlsLines(false)...)
 	if d.acl {
 		var groups []string
 		for g := 0; g < d.groups; g++ {
@@ -213,7 +218,11 @@ func (d *devCluster) run() error {
 	}
 	ns := fmt.Sprintf("127.0.0.1:%d", d.namesrvPort)
 	fmt.Printf("rocketraft dev cluster running (Ctrl-C stops it)\n")
-	fmt.Printf("  nameserver   %s\n", ns)
+	if a := d.namesrvAdmin; a != "" {
+		fmt.Printf("  nameserver   %s  metrics http://%s/metrics\n", ns, a)
+	} else {
+		fmt.Printf("  nameserver   %s\n", ns)
+	}
 	for g := 0; g < d.groups; g++ {
 		for i := 0; i < d.nodes; i++ {
 			fmt.Printf("  %s n%d    client 127.0.0.1:%d  raft 127.0.0.1:%d  metrics http://127.0.0.1:%d/metrics\n", d.groupName(g), i,
@@ -247,4 +256,16 @@ func (d *devCluster) run() error {
 	}
 	stopAll()
 	return nil
+}
+
+// freeLoopback is 127.0.0.1:port while that port is free, else "": dev gives
+// the nameserver an HTTP listener only where it can bind one.
+func freeLoopback(port int) string {
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return ""
+	}
+	_ = l.Close()
+	return addr
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocketraft/rocketraft/broker/auth"
+	"github.com/rocketraft/rocketraft/broker/metrics"
 	"github.com/rocketraft/rocketraft/config"
 	"github.com/rocketraft/rocketraft/nameserver"
 )
@@ -57,7 +58,19 @@ func newNamesrvCommand() *cobra.Command {
 				return err
 			}
 			log.Info("nameserver listening", "addr", srv.Addr())
+			// adminListen: /metrics, /healthz, /readyz (empty disables).
+			var adminHTTP *metrics.AdminHTTP
+			if cfg.AdminListen != "" {
+				if adminHTTP, err = metrics.StartAdminHTTP(cfg.AdminListen, srv.AdminHandler()); err != nil {
+					_ = srv.Close()
+					return err
+				}
+				log.Info("admin http serving", "addr", adminHTTP.Addr())
+			}
 			waitForSignal()
+			if adminHTTP != nil {
+				_ = adminHTTP.Close()
+			}
 			return srv.Close()
 		},
 	}

@@ -151,7 +151,7 @@ func TestAdminCLIAgainstProcesses(t *testing.T) {
 		}
 	}
 	// The three sends went to the first leader.
-	sends := regexp.MustCompile(`rocketraft_broker_requests_total\{code="SUCCESS\(0\)",request="SEND_MESSAGE\(10\)"\} 3\n`)
+	sends := regexp.MustCompile(`rocketraft_broker_requests_total\{[^}]*code="SUCCESS\(0\)",[^}]*request="SEND_MESSAGE\(10\)"\} 3\n`)
 	if body := httpGet(t, "http://"+pc.httpAddr[leaderID]+"/metrics"); !sends.MatchString(body) {
 		t.Errorf("%s /metrics does not count 3 successful sends", leaderID)
 	}
