@@ -609,7 +609,7 @@ var brokerKeys = []keySpec[Broker]{
 	durationKey("consumerOffsetFlushInterval", "How often committed consumer offsets are proposed to the group.",
 		time.Millisecond, func(b *Broker) *time.Duration { return &b.ConsumerOffsetFlushInterval }),
 	{
-		name: "adminListen", doc: "HTTP address for /metrics and /health; empty disables.",
+		name: "adminListen", doc: "HTTP address for /metrics, /healthz, /readyz and /debug/pprof; empty disables.",
 		derivedDefault: "127.0.0.1:<listenPort+2>",
 		set:            func(b *Broker, s string) error { b.AdminListen = strings.TrimSpace(s); return nil },
 		get:            func(b *Broker) string { return b.AdminListen },

@@ -161,7 +161,7 @@ var namesrvKeys = []keySpec[Namesrv]{
 		},
 	},
 	{
-		name: "adminListen", doc: "HTTP address for /metrics and /health; empty disables.",
+		name: "adminListen", doc: "HTTP address for /metrics, /healthz and /readyz; empty disables.",
 		derivedDefault: "127.0.0.1:<listenPort+2>",
 		set:            func(n *Namesrv, s string) error { n.AdminListen = strings.TrimSpace(s); return nil },
 		get:            func(n *Namesrv) string { return n.AdminListen },
