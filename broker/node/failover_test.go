@@ -70,8 +70,11 @@ func TestLeaderShutdownMidStream(t *testing.T) {
 	nl := c.WaitLeaderAmong(10*time.Second, others...)
 	failover := time.Since(killed)
 	t.Logf("leader %s stopped, %s ready after %s", old.ID, nl.ID, failover)
-	if failover > 3*time.Second {
-		t.Errorf("failover took %s, want ≤ 3s", failover)
+	// A loose bound that catches a broken election (it takes about 2 s with
+	// default timings), not a speed target: the machines are shared, and the
+	// chaos suite reports measured failover times.
+	if failover > 8*time.Second {
+		t.Errorf("failover took %s, want ≤ 8s", failover)
 	}
 	before := ackCount(h)
 	waitAcks(t, h, before+500) // writes resume on the new leader
