@@ -123,6 +123,33 @@ func (jc *jsonCluster) eventually(t *testing.T, ok func(string) bool, args ...st
 	}
 }
 
+// oneSettledLeader reports whether `admin cluster -o json` shows exactly one
+// LEADER and every node naming it as leader. (Counting "LEADER" in the text
+// table cannot work: the header has a LEADER column.)
+func oneSettledLeader(out string) bool {
+	var nodes []struct {
+		Node, Role, Leader string
+	}
+	if json.Unmarshal([]byte(out), &nodes) != nil || len(nodes) == 0 {
+		return false
+	}
+	leader := ""
+	for _, n := range nodes {
+		if n.Role == "LEADER" {
+			if leader != "" {
+				return false
+			}
+			leader = n.Node
+		}
+	}
+	for _, n := range nodes {
+		if leader == "" || n.Leader != leader {
+			return false
+		}
+	}
+	return true
+}
+
 // leaves lists the path (below admin) of every runnable command with no
 // subcommands.
 func leaves(c *cobra.Command, prefix []string) [][]string {
@@ -186,7 +213,7 @@ func TestAdminEveryCommandPrintsJSON(t *testing.T) {
 	const topic, group = "JsonT", "json-consumers"
 
 	// A leader, a topic with two keyed messages, a consumer with an offset.
-	jc.eventually(t, func(out string) bool { return strings.Count(out, "LEADER") == 1 }, "cluster")
+	jc.eventually(t, oneSettledLeader, "cluster", "-o", "json")
 	jc.eventually(t, func(string) bool { return true }, "topic", "create", topic, "-r", "2", "-w", "2")
 	jc.eventually(t, func(out string) bool { return strings.Contains(out, topic) }, "topic", "route", topic)
 	ac := admin.New(admin.Config{NamesrvAddrs: []string{jc.ns}})
@@ -294,7 +321,7 @@ func TestAdminEveryCommandPrintsJSON(t *testing.T) {
 		}, args...)
 		if r.path == "raft transfer-leader" {
 			// The next commands address the group's leader: let the new one settle.
-			jc.eventually(t, func(out string) bool { return strings.Count(out, "LEADER") == 1 }, "cluster")
+			jc.eventually(t, oneSettledLeader, "cluster", "-o", "json")
 		}
 	}
 }
