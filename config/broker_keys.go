@@ -236,17 +236,28 @@ var brokerKeys = []keySpec[Broker]{
 		check: func(b *Broker) string { return positive(b.FileReservedTime) },
 	},
 	{
-		name: "deleteWhen", doc: "Hour of day (00-23, local time) when expired files are deleted.",
+		name: "deleteWhen", doc: "Hours of day (00-23, local time) when expired files are deleted, ';'-separated as in RocketMQ (04;16 runs retention at 04:00 and at 16:00).",
+		listSep: ";",
 		set: func(b *Broker, s string) error {
-			h, err := parseDeleteWhen(s)
+			hours, err := parseDeleteWhen(s)
 			if err != nil {
 				return err
 			}
-			b.DeleteWhen = h
+			b.DeleteWhen = hours
 			return nil
 		},
-		get:   func(b *Broker) string { return fmt.Sprintf("%02d", b.DeleteWhen) },
-		check: func(b *Broker) string { return intRule(int64(b.DeleteWhen), 0, 23) },
+		get: func(b *Broker) string { return formatDeleteWhen(b.DeleteWhen) },
+		check: func(b *Broker) string {
+			if len(b.DeleteWhen) == 0 {
+				return "must list at least one hour 00..23"
+			}
+			for _, h := range b.DeleteWhen {
+				if h < 0 || h > 23 {
+					return fmt.Sprintf("hour %d must be 0..23", h)
+				}
+			}
+			return ""
+		},
 	},
 	{
 		name: "diskMaxUsedSpaceRatio", doc: "Disk usage percent above which the oldest files are deleted regardless of fileReservedTime.",
@@ -408,6 +419,11 @@ var brokerKeys = []keySpec[Broker]{
 		get:   func(b *Broker) string { return itoa(b.MaxHashSlotNum) },
 		check: func(b *Broker) string { return intRule(int64(b.MaxHashSlotNum), 1, maxIndexFileSize/indexSlotSize) },
 	},
+
+	// Message trace and registration (Apache keys, trace_keys.go).
+	traceTopicEnableKey(),
+	msgTraceTopicNameKey(),
+	registerNameServerPeriodKey(),
 
 	// Access control (RocketMQ ACL 1.0).
 	{
