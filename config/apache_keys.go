@@ -159,7 +159,7 @@ var apacheGroups = []apacheGroup{
 		},
 	},
 	{
-		reason: "pull and query answers follow rocketraft's own caps (32 messages, 256 KiB a pull), written straight from the mapped segments",
+		reason: "pull and query answers follow rocketraft's own caps (256 KiB a pull), written straight from the mapped segments",
 		keys: []string{
 			"accessMessageInMemoryHotRatio", "accessMessageInMemoryMaxRatio", "dataReadAheadEnable", "defaultQueryMaxNum",
 			"maxConsumeQueueScan", "maxMsgsNumBatch", "maxTransferBytesOnMessageInDisk", "maxTransferBytesOnMessageInMemory",

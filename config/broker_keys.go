@@ -104,7 +104,7 @@ var brokerKeys = []keySpec[Broker]{
 
 	// Raft group membership (DLedger names).
 	{
-		name: "dLegerGroup", doc: "Raft group name; every peer of the group must use the same one.",
+		name: "dLegerGroup", doc: "Raft group name; every peer of the group must use the same one: a leader announces it with its client address, and a follower does not relay writes to a leader of another group.",
 		derivedDefault: "brokerName",
 		set:            func(b *Broker, s string) error { b.DLegerGroup = strings.TrimSpace(s); return nil },
 		get:            func(b *Broker) string { return b.DLegerGroup },
@@ -124,7 +124,7 @@ var brokerKeys = []keySpec[Broker]{
 		check: func(b *Broker) string { return checkPeers(b.Peers) },
 	},
 	{
-		name: "dLegerPeerClientAddrs", doc: "Client-facing address of each member: id-host:port;... A follower forwards writes to the leader's; empty disables forwarding (followers answer SERVICE_NOT_AVAILABLE and clients retry).",
+		name: "dLegerPeerClientAddrs", doc: "Optional client-facing address of each member: id-host:port;... A follower relays writes to the leader's address listed here; for a member not listed (or when empty, as in Apache's configs) to the address that member announced through the group when it became leader (brokerIP1:listenPort).",
 		listSep: ";",
 		set: func(b *Broker, s string) error {
 			if strings.TrimSpace(s) == "" {

@@ -32,7 +32,7 @@ const leaderPoll = 50 * time.Millisecond
 const relayTimeout = 12 * time.Second
 
 // Forwarder is the chain's last stage: it relays requests of Leader and
-// LeaderOneway codes from a follower to the leader (decision 0001).
+// LeaderOneway codes from a follower to the leader (decisions 0001, 0008).
 type Forwarder struct {
 	SelfID     string
 	BrokerName string
