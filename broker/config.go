@@ -15,7 +15,8 @@ import (
 )
 
 // Peer is one member of the group: raft id, and the client-facing address that a
-// follower forwards writes to when that peer leads.
+// follower forwards writes to when that peer leads (dLegerPeerClientAddrs). It
+// takes precedence over what the peer announced through raft (fsm.MemberInfo).
 type Peer struct {
 	ID         string
 	ClientAddr string
@@ -61,6 +62,15 @@ type Config struct {
 	TransactionTimeout       time.Duration
 	TransactionCheckInterval time.Duration
 	TransactionCheckMax      int32
+	// TraceTopicEnable (traceTopicEnable) makes a new leader create TraceTopic
+	// (msgTraceTopicName, default DefaultTraceTopic) with one queue, as Apache's
+	// TopicConfigManager does, so trace producers have a route.
+	TraceTopicEnable bool
+	TraceTopic       string
+	// DLegerGroup is the raft group's name (dLegerGroup; default BrokerName).
+	// This node announces it with its client address when it leads, and does
+	// not relay writes to a leader that announced another one.
+	DLegerGroup string
 	// Metrics, when set, records every request (the first stage of the handler
 	// chain), role changes and the store's flushes.
 	Metrics *metrics.Metrics
@@ -79,6 +89,10 @@ type Config struct {
 	ClientTLS *tls.Config
 	Logger    hclog.Logger
 }
+
+// DefaultTraceTopic is Apache's RMQ_SYS_TRACE_TOPIC, where the official
+// clients' trace dispatchers write by default.
+const DefaultTraceTopic = "RMQ_SYS_TRACE_TOPIC"
 
 // Intervals of the loops that have no setting (Java's values where it has one).
 const (
@@ -128,6 +142,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.TransactionCheckMax == 0 {
 		c.TransactionCheckMax = transaction.DefaultCheckMax
+	}
+	if c.DLegerGroup == "" {
+		c.DLegerGroup = c.BrokerName
+	}
+	if c.TraceTopic == "" {
+		c.TraceTopic = DefaultTraceTopic
 	}
 	return c
 }

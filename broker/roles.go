@@ -64,8 +64,10 @@ func (b *Broker) watchRoles() {
 			if prev.Role != st.Role || prev.Term != st.Term {
 				b.log.Info("role changed", "role", st.Role, "term", st.Term, "leader", st.LeaderID)
 				if st.Role == replica.RoleLeader {
+					b.announceSelf()
 					b.ensureTopicExists(clientapi.AutoCreateTopic, templateQueues, fsm.PermInherit, b.cfg.AutoCreateTopicEnable)
 					b.ensureTopicExists(clientapi.ReplyTopic(b.cfg.ClusterName), 1, 0, b.cfg.ClusterName != "")
+					b.ensureTopicExists(b.cfg.TraceTopic, 1, 0, b.cfg.TraceTopicEnable)
 				}
 				b.registerAll()
 			}
@@ -74,8 +76,10 @@ func (b *Broker) watchRoles() {
 }
 
 // ensureTopicExists creates a topic a new leader needs when wanted and missing:
-// TBW102 (the auto-create template) and <cluster>_REPLY_TOPIC (Java's
-// TopicConfigManager creates both at start-up, so responders have a route).
+// TBW102 (the auto-create template), <cluster>_REPLY_TOPIC and, with
+// traceTopicEnable, the trace topic (Java's TopicConfigManager creates them at
+// start-up, so responders and trace producers have a route; the Go client sends
+// no trace record while the trace topic has none).
 func (b *Broker) ensureTopicExists(name string, queues, extraPerm int32, wanted bool) {
 	if !wanted || route.ValidateTopic(name) != nil {
 		return

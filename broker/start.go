@@ -143,16 +143,6 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 	return b, nil
 }
 
-// peerClientAddr is the client address of a group member, by raft id.
-func (b *Broker) peerClientAddr(id string) (string, bool) {
-	for _, p := range b.cfg.Peers {
-		if p.ID == id && p.ClientAddr != "" {
-			return p.ClientAddr, true
-		}
-	}
-	return "", false
-}
-
 // Start listens for clients and starts the background loops.
 func (b *Broker) Start() error {
 	if err := b.server.Start(); err != nil {

@@ -76,7 +76,7 @@ type Broker struct {
 	MappedFileSizeCommitLog    int64         // mappedFileSizeCommitLog, bytes per CommitLog segment
 	MappedFileSizeConsumeQueue int64         // mappedFileSizeConsumeQueue, bytes; multiple of 20
 	FileReservedTime           time.Duration // fileReservedTime (hours in the file)
-	DeleteWhen                 int           // deleteWhen: hour of day 0-23 when expired files go
+	DeleteWhen                 []int         // deleteWhen: hours of day 0-23 when expired files go
 	DiskMaxUsedSpaceRatio      int           // diskMaxUsedSpaceRatio, percent
 	FlushDiskType              FlushDiskType // flushDiskType
 	FlushInterval              time.Duration // flushIntervalCommitLog (ms in the file)
@@ -93,6 +93,9 @@ type Broker struct {
 	NamesrvAuthSecret          string        // namesrvAuthSecret: the group's secret for signing nameserver writes
 	MaxIndexNum                int           // maxIndexNum: entries per IndexFile
 	MaxHashSlotNum             int           // maxHashSlotNum: hash slots per IndexFile
+	TraceTopicEnable           bool          // traceTopicEnable: the leader creates MsgTraceTopicName
+	MsgTraceTopicName          string        // msgTraceTopicName (default RMQ_SYS_TRACE_TOPIC)
+	RegisterNameServerPeriod   time.Duration // registerNameServerPeriod (ms in the file)
 
 	Raft        RaftConfig
 	GroupCommit GroupCommitConfig
@@ -107,6 +110,11 @@ type Broker struct {
 	ConsumerOffsetFlushInterval time.Duration // consumerOffsetFlushInterval
 	AdminListen                 string        // adminListen: HTTP metrics/health; "" disables
 	LogLevel                    string        // logLevel: trace|debug|info|warn|error (lowercase)
+
+	// Warnings are the Apache keys the file (or a variable, or --set) gave
+	// that have no effect here, one per key, ordered like problems (apache.go).
+	// The broker logs each at start; nil when there were none.
+	Warnings []Warning
 }
 
 // Defaults that other keys or docs refer to.
@@ -143,7 +151,7 @@ func DefaultBroker() Broker {
 		MappedFileSizeCommitLog:    1 << 30,
 		MappedFileSizeConsumeQueue: 300000 * consumeQueueUnitSize,
 		FileReservedTime:           72 * time.Hour,
-		DeleteWhen:                 4,
+		DeleteWhen:                 []int{4},
 		DiskMaxUsedSpaceRatio:      75,
 		FlushDiskType:              AsyncFlush,
 		FlushInterval:              500 * time.Millisecond,
@@ -157,6 +165,8 @@ func DefaultBroker() Broker {
 		LongPollingEnable:          true,
 		MaxIndexNum:                5000000 * 4,
 		MaxHashSlotNum:             5000000,
+		MsgTraceTopicName:          DefaultTraceTopic,
+		RegisterNameServerPeriod:   30 * time.Second,
 
 		Raft: RaftConfig{
 			HeartbeatTimeout:   time.Second,
@@ -211,10 +221,11 @@ func ParseBroker(data []byte, format Format) (Broker, error) {
 // validates, naming the origin of every bad value.
 func loadBroker(src sources) (Broker, Effective, error) {
 	b := DefaultBroker()
-	origins, probs, err := applyLayers(brokerKeys, keyNames(namesrvKeys), src, &b)
+	origins, probs, err := applyLayers(brokerLoadKeys, keyNames(namesrvKeys), src, &b)
 	if err != nil {
 		return Broker{}, Effective{}, err
 	}
+	b.Warnings = attributeWarnings(b.Warnings, origins)
 	if origins["dLegerGroup"].Kind == OriginDefault {
 		b.DLegerGroup = b.BrokerName
 		origins["dLegerGroup"] = Origin{Kind: OriginDefault, Derived: "brokerName"}
@@ -238,7 +249,9 @@ func loadBroker(src sources) (Broker, Effective, error) {
 	if err := probs.err(); err != nil {
 		return Broker{}, Effective{}, err
 	}
-	return b, effective("broker", brokerKeys, &b, origins), nil
+	eff := effective("broker", brokerKeys, &b, origins)
+	eff.Warnings = b.Warnings
+	return b, eff, nil
 }
 
 // Validate checks every key and the rules between keys, returning a

@@ -104,7 +104,7 @@ var brokerKeys = []keySpec[Broker]{
 
 	// Raft group membership (DLedger names).
 	{
-		name: "dLegerGroup", doc: "Raft group name; every peer of the group must use the same one.",
+		name: "dLegerGroup", doc: "Raft group name; every peer of the group must use the same one: a leader announces it with its client address, and a follower does not relay writes to a leader of another group.",
 		derivedDefault: "brokerName",
 		set:            func(b *Broker, s string) error { b.DLegerGroup = strings.TrimSpace(s); return nil },
 		get:            func(b *Broker) string { return b.DLegerGroup },
@@ -124,7 +124,7 @@ var brokerKeys = []keySpec[Broker]{
 		check: func(b *Broker) string { return checkPeers(b.Peers) },
 	},
 	{
-		name: "dLegerPeerClientAddrs", doc: "Client-facing address of each member: id-host:port;... A follower forwards writes to the leader's; empty disables forwarding (followers answer SERVICE_NOT_AVAILABLE and clients retry).",
+		name: "dLegerPeerClientAddrs", doc: "Optional client-facing address of each member: id-host:port;... A follower relays writes to the leader's address listed here; for a member not listed (or when empty, as in Apache's configs) to the address that member announced through the group when it became leader (brokerIP1:listenPort).",
 		listSep: ";",
 		set: func(b *Broker, s string) error {
 			if strings.TrimSpace(s) == "" {
@@ -236,17 +236,28 @@ var brokerKeys = []keySpec[Broker]{
 		check: func(b *Broker) string { return positive(b.FileReservedTime) },
 	},
 	{
-		name: "deleteWhen", doc: "Hour of day (00-23, local time) when expired files are deleted.",
+		name: "deleteWhen", doc: "Hours of day (00-23, local time) when expired files are deleted, ';'-separated as in RocketMQ (04;16 runs retention at 04:00 and at 16:00).",
+		listSep: ";",
 		set: func(b *Broker, s string) error {
-			h, err := parseDeleteWhen(s)
+			hours, err := parseDeleteWhen(s)
 			if err != nil {
 				return err
 			}
-			b.DeleteWhen = h
+			b.DeleteWhen = hours
 			return nil
 		},
-		get:   func(b *Broker) string { return fmt.Sprintf("%02d", b.DeleteWhen) },
-		check: func(b *Broker) string { return intRule(int64(b.DeleteWhen), 0, 23) },
+		get: func(b *Broker) string { return formatDeleteWhen(b.DeleteWhen) },
+		check: func(b *Broker) string {
+			if len(b.DeleteWhen) == 0 {
+				return "must list at least one hour 00..23"
+			}
+			for _, h := range b.DeleteWhen {
+				if h < 0 || h > 23 {
+					return fmt.Sprintf("hour %d must be 0..23", h)
+				}
+			}
+			return ""
+		},
 	},
 	{
 		name: "diskMaxUsedSpaceRatio", doc: "Disk usage percent above which the oldest files are deleted regardless of fileReservedTime.",
@@ -408,6 +419,11 @@ var brokerKeys = []keySpec[Broker]{
 		get:   func(b *Broker) string { return itoa(b.MaxHashSlotNum) },
 		check: func(b *Broker) string { return intRule(int64(b.MaxHashSlotNum), 1, maxIndexFileSize/indexSlotSize) },
 	},
+
+	// Message trace and registration (Apache keys, trace_keys.go).
+	traceTopicEnableKey(),
+	msgTraceTopicNameKey(),
+	registerNameServerPeriodKey(),
 
 	// Access control (RocketMQ ACL 1.0).
 	{

@@ -21,6 +21,15 @@
 //   - The rules. Validate reports every problem in one *ValidationError, one
 //     line each, `origin: key="value": rule`, e.g.
 //     `broker.conf:4: listenPort="70000": must be 1..65535`.
+//   - Apache RocketMQ's other broker keys (apache.go, apache_keys.go): every
+//     key of BrokerConfig, MessageStoreConfig, NettyServerConfig,
+//     NettyClientConfig and 5.x AuthConfig over 4.9 and 5.x that rocketraft
+//     does not implement is listed with the reason it has no effect here
+//     (thread pools, master/slave HA, brokerId, POP, ...). Such a key loads
+//     and yields one Warning (key, value, origin, reason) in Broker.Warnings,
+//     which the broker logs at start, so Apache's sample configs load
+//     unmodified and no accepted key is silently ignored. A key in neither
+//     table is still an unknown key.
 //   - The layering and the origin of every value (Layers, Origin, Effective).
 //   - The key documentation (BrokerKeys, NamesrvKeys, KeysMarkdown), built from
 //     the same table that parses and validates, so docs cannot drift.
@@ -81,7 +90,8 @@
 // 127.0.0.1:<listenPort+2>), then Validate. Keys are matched case-insensitively
 // in every layer; problems name known keys in the canonical spelling and
 // unknown ones as written. An unknown key is a problem (with a "did you mean"
-// hint for near misses), and so is a key set twice in one layer. A key whose
+// hint for near misses, Apache's names and reordered words such as enableAcl
+// for aclEnable included), and so is a key set twice in one layer. A key whose
 // value does not parse keeps its default and gets exactly one problem; checks
 // on the same key are not repeated. Rules between keys (raft lease ≤
 // heartbeat ≤ election, a largest message fits in a CommitLog segment and in
@@ -94,8 +104,8 @@
 // durations of our own keys need a unit ("1s", "500ms") while RocketMQ's ms
 // keys (flushIntervalCommitLog) also take plain milliseconds and
 // fileReservedTime takes plain hours; messageDelayLevel takes RocketMQ's
-// "1s 5m 2h 1d" and Go durations; lists (namesrvAddr, dLegerPeers) are
-// ';'-separated, or YAML sequences.
+// "1s 5m 2h 1d" and Go durations; lists (namesrvAddr, dLegerPeers, deleteWhen's
+// hours "04;16") are ';'-separated, or YAML sequences.
 //
 // # Concurrency
 //

@@ -13,6 +13,9 @@ import (
 type Effective struct {
 	Kind string // "broker" or "namesrv"
 	Keys []EffectiveKey
+	// Warnings are the keys accepted without effect (Broker.Warnings); Text
+	// lists them after the keys, as comments.
+	Warnings []Warning
 }
 
 // EffectiveKey is one key of an Effective configuration.
@@ -75,5 +78,13 @@ func (e Effective) Text() string {
 		fmt.Fprintf(tw, "%s=%s\t# %s\n", k.Name, strings.ReplaceAll(k.Value, "\t", `\t`), origin)
 	}
 	_ = tw.Flush() // a strings.Builder does not fail
+	if len(e.Warnings) > 0 {
+		b.WriteString("# Accepted without effect (Apache RocketMQ keys; the broker logs each at start):\n")
+		tw = tabwriter.NewWriter(&b, 0, 8, 3, ' ', 0)
+		for _, w := range e.Warnings {
+			fmt.Fprintf(tw, "# %s=%s\t# %s: %s\n", w.Key, strings.ReplaceAll(w.Value, "\t", `\t`), w.Origin, w.Reason)
+		}
+		_ = tw.Flush()
+	}
 	return b.String()
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -49,8 +50,17 @@ func unknownKeyRule[T any](table []keySpec[T], key string) string {
 }
 
 // suggestKey is the known key nearest to key, or "" when none is near enough
-// to be a typo of it.
+// to be a typo of it. A key with the same words in another order
+// (enableAcl for aclEnable) is the nearest of all: edit distance alone finds
+// no such pair.
 func suggestKey[T any](table []keySpec[T], key string) string {
+	if words := camelWords(key); len(words) > 1 {
+		for _, s := range table {
+			if slices.Equal(words, camelWords(s.name)) {
+				return s.name
+			}
+		}
+	}
 	lower := strings.ToLower(key)
 	best, bestDist := "", len(lower)
 	for _, s := range table {
@@ -62,6 +72,25 @@ func suggestKey[T any](table []keySpec[T], key string) string {
 		return best
 	}
 	return ""
+}
+
+// camelWords splits a camelCase key into its lower-cased words, sorted:
+// "enableAcl" and "aclEnable" both give [acl enable]. Digits stay with the
+// word before them (brokerIP1 → [broker ip1]).
+func camelWords(key string) []string {
+	var words []string
+	start := 0
+	for i := 1; i < len(key); i++ {
+		upper := key[i] >= 'A' && key[i] <= 'Z'
+		prevUpper := key[i-1] >= 'A' && key[i-1] <= 'Z'
+		if upper && !prevUpper {
+			words = append(words, strings.ToLower(key[start:i]))
+			start = i
+		}
+	}
+	words = append(words, strings.ToLower(key[start:]))
+	slices.Sort(words)
+	return words
 }
 
 // checkAll runs every key's own check, in table order.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +38,7 @@ func testdataBroker() Broker {
 		MappedFileSizeCommitLog:    512 << 20,
 		MappedFileSizeConsumeQueue: 120000,
 		FileReservedTime:           48 * time.Hour,
-		DeleteWhen:                 3,
+		DeleteWhen:                 []int{3, 15},
 		DiskMaxUsedSpaceRatio:      85,
 		FlushDiskType:              SyncFlush,
 		FlushInterval:              250 * time.Millisecond,
@@ -54,6 +55,9 @@ func testdataBroker() Broker {
 		NamesrvAuthSecret:          "group-b-secret-0123456789",
 		MaxIndexNum:                1000000,
 		MaxHashSlotNum:             250000,
+		TraceTopicEnable:           true,
+		MsgTraceTopicName:          "TRACE_B",
+		RegisterNameServerPeriod:   20 * time.Second,
 		Raft: RaftConfig{
 			HeartbeatTimeout:   2 * time.Second,
 			ElectionTimeout:    3 * time.Second,
@@ -220,8 +224,8 @@ func TestYAMLNullIsEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b.NamesrvAddrs) != 0 || b.AdminListen != "" || b.DeleteWhen != 4 {
-		t.Errorf("got namesrv %v admin %q deleteWhen %d", b.NamesrvAddrs, b.AdminListen, b.DeleteWhen)
+	if len(b.NamesrvAddrs) != 0 || b.AdminListen != "" || !slices.Equal(b.DeleteWhen, []int{4}) {
+		t.Errorf("got namesrv %v admin %q deleteWhen %v", b.NamesrvAddrs, b.AdminListen, b.DeleteWhen)
 	}
 	_, err = ParseBroker([]byte("raft:\n  heartbeatTimeout: 1s\n"), FormatYAML)
 	var verr *ValidationError

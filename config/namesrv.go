@@ -54,7 +54,7 @@ func ParseNamesrv(data []byte, format Format) (Namesrv, error) {
 
 func loadNamesrv(src sources) (Namesrv, Effective, error) {
 	n := DefaultNamesrv()
-	origins, probs, err := applyLayers(namesrvKeys, keyNames(brokerKeys), src, &n)
+	origins, probs, err := applyLayers(namesrvKeys, keyNames(brokerLoadKeys), src, &n)
 	if err != nil {
 		return Namesrv{}, Effective{}, err
 	}

@@ -50,7 +50,7 @@ func TestEachRule(t *testing.T) {
 		{"fileReservedTime=0", "fileReservedTime", "0", "must be positive"},
 		{"fileReservedTime=3 days", "fileReservedTime", "3 days", "must be hours"},
 		{"deleteWhen=24", "deleteWhen", "24", "00..23"},
-		{"deleteWhen=04;16", "deleteWhen", "04;16", "hour lists are not supported"},
+		{"deleteWhen=04;16;04", "deleteWhen", "04;16;04", "hour 04 is listed twice"},
 		{"diskMaxUsedSpaceRatio=96", "diskMaxUsedSpaceRatio", "96", "must be 10..95"},
 		{"diskMaxUsedSpaceRatio=9", "diskMaxUsedSpaceRatio", "9", "must be 10..95"},
 		{"flushDiskType=SYNC", "flushDiskType", "SYNC", "must be ASYNC_FLUSH or SYNC_FLUSH"},

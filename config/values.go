@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -93,19 +94,38 @@ func formatHours(d time.Duration) string {
 	return d.String()
 }
 
-// parseDeleteWhen reads RocketMQ's deleteWhen, an hour of day such as "04".
-// RocketMQ also allows "04;16"; one hour per day is all the retention driver
-// schedules, so a list is rejected rather than half-honoured.
-func parseDeleteWhen(s string) (int, error) {
-	s = strings.TrimSpace(s)
-	if strings.Contains(s, ";") {
-		return 0, errors.New("must be a single hour 00..23 (hour lists are not supported)")
+// parseDeleteWhen reads RocketMQ's deleteWhen: hours of day separated by ';'
+// ("04", "04;16"), as MessageStoreConfig.deleteWhen and UtilAll.isItTimeToDo
+// read it. Unlike Java, which skips an item that does not parse, every item
+// must be an hour 0..23 and appear once: "04;61" would otherwise quietly mean
+// "04" only.
+func parseDeleteWhen(s string) ([]int, error) {
+	var hours []int
+	for _, item := range strings.Split(s, ";") {
+		item = strings.TrimSpace(item)
+		n, err := strconv.Atoi(item)
+		if err != nil || n < 0 || n > 23 {
+			if strings.Contains(s, ";") {
+				return nil, fmt.Errorf("item %q must be an hour of day 00..23 (a list is ';'-separated: 04;16)", item)
+			}
+			return nil, errors.New("must be an hour of day 00..23, or a ';'-separated list of them (04;16)")
+		}
+		if slices.Contains(hours, n) {
+			return nil, fmt.Errorf("hour %02d is listed twice", n)
+		}
+		hours = append(hours, n)
 	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 || n > 23 {
-		return 0, errors.New("must be an hour of day 00..23")
+	return hours, nil
+}
+
+// formatDeleteWhen writes hours the way Apache's samples do: two digits each,
+// ';'-separated.
+func formatDeleteWhen(hours []int) string {
+	items := make([]string, len(hours))
+	for i, h := range hours {
+		items[i] = fmt.Sprintf("%02d", h)
 	}
-	return n, nil
+	return strings.Join(items, ";")
 }
 
 // checkHostPort validates "host:port"; an empty host is allowed only when

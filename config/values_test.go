@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,8 +77,32 @@ func TestParseDurationMillis(t *testing.T) {
 	if d, err := parseHours("36h"); err != nil || d != 36*time.Hour {
 		t.Errorf("parseHours(36h) = %v, %v", d, err)
 	}
-	if d, err := parseDeleteWhen("04"); err != nil || d != 4 {
-		t.Errorf("parseDeleteWhen(04) = %v, %v", d, err)
+	for _, tc := range []struct {
+		in   string
+		want []int
+		rule string // "" = ok; else a part of the error
+	}{
+		{"04", []int{4}, ""},
+		{" 4 ", []int{4}, ""},
+		{"04;16", []int{4, 16}, ""},
+		{"23; 00 ;12", []int{23, 0, 12}, ""},
+		{"24", nil, "00..23"},
+		{"", nil, "00..23"},
+		{"04;", nil, `item "" must be an hour`},
+		{"04;61", nil, `item "61"`},
+		{"04;4", nil, "hour 04 is listed twice"},
+		{"four", nil, "hour of day"},
+	} {
+		got, err := parseDeleteWhen(tc.in)
+		switch {
+		case tc.rule == "" && (err != nil || !slices.Equal(got, tc.want)):
+			t.Errorf("parseDeleteWhen(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		case tc.rule != "" && (err == nil || !strings.Contains(err.Error(), tc.rule)):
+			t.Errorf("parseDeleteWhen(%q) = %v, %v; want an error containing %q", tc.in, got, err, tc.rule)
+		}
+	}
+	if got := formatDeleteWhen([]int{4, 16}); got != "04;16" {
+		t.Errorf("formatDeleteWhen = %q", got)
 	}
 }
 

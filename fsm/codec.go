@@ -63,6 +63,8 @@ func (t CommandType) String() string {
 		return "TransactionOps"
 	case CmdACLSet:
 		return "ACLSet"
+	case CmdMemberUpsert:
+		return "MemberUpsert"
 	}
 	return fmt.Sprintf("CommandType(%d)", uint8(t))
 }
@@ -187,6 +189,10 @@ func Encode(dst []byte, c Command) ([]byte, error) {
 		return appendACLSet(dst, &c)
 	case *ACLSet:
 		return appendACLSet(dst, c)
+	case MemberUpsert:
+		return appendJSON(dst, CmdMemberUpsert, c.Member)
+	case *MemberUpsert:
+		return appendJSON(dst, CmdMemberUpsert, c.Member)
 	}
 	return dst, fmt.Errorf("%w: %T", ErrUnknownCommand, c)
 }
@@ -276,7 +282,7 @@ func DecodeCommand(b []byte) (Command, error) {
 		return nil, fmt.Errorf("%w: %d bytes, need at least %d", ErrBadCommand, len(b), headerLen)
 	}
 	t := CommandType(b[0])
-	if t == 0 || (t > CmdPinSegmentSize && t != CmdDeliverScheduled && t != CmdTransactionOps && t != CmdACLSet) {
+	if t == 0 || (t > CmdPinSegmentSize && t != CmdDeliverScheduled && t != CmdTransactionOps && t != CmdACLSet && t != CmdMemberUpsert) {
 		return nil, fmt.Errorf("%w: %d", ErrUnknownCommand, uint8(t))
 	}
 	if b[1] != commandVersion {
@@ -336,6 +342,8 @@ func DecodeCommand(b []byte) (Command, error) {
 		return decodeTransactionOps(p)
 	case CmdACLSet:
 		return decodeACLSet(p)
+	case CmdMemberUpsert:
+		return decodeMemberUpsert(p)
 	default: // CmdPinSegmentSize
 		if len(p) != 8 {
 			return nil, badf(t, "payload of %d bytes, want 8", len(p))

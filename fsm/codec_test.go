@@ -205,6 +205,7 @@ func FuzzDecodeCommand(f *testing.F) {
 	}
 	f.Add(append([]byte{2, 1}, `{"topicName":"a","attributes":{}}`...))
 	f.Add(append([]byte{4, 1}, `{"groupName":"g","attributes":{}}`...))
+	f.Add(append([]byte{26, 1}, `{"id":"n0","clientAddr":"127.0.0.1:30911","group":"g","extra":1}`...))
 	f.Add([]byte{1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 4, 1, 2, 3, 4, 0, 80, 0, 0, 0, 1, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := DecodeCommand(b)

@@ -28,6 +28,7 @@
 //	|17-23 | reserved: ACL           |                                                    |               |
 //	|  24  | DeliverScheduled        | n, n×(level, from, to), PutMessages payload         | *PutResult    |
 //	|  25  | TransactionOps          | n, n×(kind u8, halfOffset i64, record i32), PutMessages payload | *TransactionResult |
+//	|  26  | MemberUpsert            | JSON MemberInfo {id, clientAddr, group}             | *ConfigResult |
 //
 // TransactionOps records transaction decisions over RMQ_SYS_TRANS_HALF_TOPIC queue 0,
 // keyed by half queue offset: commit (re-puts its record, the message in its real
@@ -69,6 +70,13 @@
 // and its version are part of Metadata (Metadata.ACLDocument), so every checkpoint and
 // snapshot carries them (absent from the image while never set: older images load as
 // "never set").
+//
+// MemberUpsert replaces one member's MemberInfo: its raft id, the client address
+// (brokerIP1:listenPort) and its dLegerGroup. A node proposes its own when it
+// becomes leader and the replicated entry differs, so followers learn where to
+// relay writes without a dLegerPeerClientAddrs key. The table is part of
+// Metadata, hence of every checkpoint and snapshot (absent from the image while
+// empty, so older images load with no members and keep their bytes).
 //
 // # Recovery argument
 //

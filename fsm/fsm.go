@@ -259,6 +259,9 @@ func (f *FSM) applyCommand(l *raft.Log) any {
 		return f.applyTransactionOps(l.Index, c)
 	case *ACLSet:
 		return &ConfigResult{DataVersion: f.meta.DataVersion(), Err: f.meta.setACL(c)}
+	case *MemberUpsert:
+		f.meta.upsertMember(c.Member)
+		return &ConfigResult{DataVersion: f.meta.DataVersion()}
 	case *PinSegmentSize:
 		if err := f.meta.pin(c.SegmentSize); err != nil {
 			return &ConfigResult{DataVersion: f.meta.DataVersion(), Err: err}

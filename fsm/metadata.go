@@ -138,6 +138,9 @@ type Metadata struct {
 	// acl is the replicated ACL document (acl.go); nil while never set. Stored
 	// under mu, loaded without it.
 	acl atomic.Pointer[aclState]
+	// members is what each member announced about itself, by raft id
+	// (members.go).
+	members map[string]MemberInfo
 }
 
 func newMetadata() *Metadata {
@@ -147,6 +150,7 @@ func newMetadata() *Metadata {
 		offsets:  map[string]map[TopicQueue]store.QueueOffset{},
 		schedule: map[int32]store.QueueOffset{},
 		trans:    newTxState(),
+		members:  map[string]MemberInfo{},
 	}
 }
 
@@ -332,6 +336,9 @@ type metadataImage struct {
 	// ACL is absent while no ACL document was ever set (and in images written
 	// before ACLs were replicated, which load as "never set").
 	ACL *aclImage `json:"acl,omitempty"`
+	// Members is absent while no member announced itself (and in images
+	// written before members were replicated, which load with none).
+	Members []MemberInfo `json:"members,omitempty"`
 }
 
 func (m *Metadata) image() metadataImage {
@@ -346,6 +353,7 @@ func (m *Metadata) image() metadataImage {
 		Schedule:    []ScheduleEntry{},
 		Transaction: m.trans.image(),
 		ACL:         m.aclImageOf(),
+		Members:     membersImage(m.members),
 	}
 	for g, qs := range m.offsets {
 		for tq, o := range qs {
@@ -378,9 +386,12 @@ func (m *Metadata) install(img metadataImage) {
 	}
 	n.setOffsets(img.Offsets)
 	n.setSchedule(img.Schedule)
+	for _, info := range img.Members {
+		n.members[info.ID] = info
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.topics, m.groups, m.offsets, m.schedule = n.topics, n.groups, n.offsets, n.schedule
+	m.topics, m.groups, m.offsets, m.schedule, m.members = n.topics, n.groups, n.offsets, n.schedule, n.members
 	m.trans = txStateFromImage(img.Transaction)
 	m.acl.Store(aclStateOf(img.ACL))
 	m.version, m.segmentSize = img.DataVersion, img.SegmentSize

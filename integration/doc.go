@@ -16,6 +16,10 @@
 //   - the short suite runs in plain `go test ./...` (make test): one shared cluster
 //     for send kinds and exactly-once delivery, tag filtering, two consumer groups,
 //     consume-from-where and resume, admin topic lifecycle, ordered pull by offset;
+//     and apache_test.go, its own group started from Apache's conf/dledger
+//     sample configs (config/testdata/apache): a send through a follower relayed
+//     without dLegerPeerClientAddrs, the warnings, the trace topic with the Go
+//     client's WithTrace;
 //   - the long suite runs only with ROCKETRAFT_INTEGRATION set (make integration):
 //     kill -9 and SIGTERM of the leader under a producer loop, leadership transfer
 //     with zero failed sends, SEARCH_OFFSET_BY_TIMESTAMP. Each of these starts its

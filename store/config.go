@@ -37,6 +37,10 @@ type Config struct {
 	FileReservedTime time.Duration
 	// DeleteWhenHour is the hour of day (0-23, local time of the injected clock) at which expired files are deleted (default 4).
 	DeleteWhenHour int
+	// DeleteWhenHours, when not empty, replaces DeleteWhenHour: retention
+	// deletes expired files during each listed hour (RocketMQ's deleteWhen
+	// "04;16").
+	DeleteWhenHours []int
 	// DiskMaxUsedSpaceRatio (0-1) above which expired-or-not segments are deleted at once (default 0.75).
 	DiskMaxUsedSpaceRatio float64
 	Logger                hclog.Logger
@@ -53,6 +57,14 @@ const (
 	DefaultDeleteWhenHour             = 4
 	DefaultDiskMaxUsedSpaceRatio      = 0.75
 )
+
+// deleteHours is DeleteWhenHours, or DeleteWhenHour alone when that is empty.
+func (c Config) deleteHours() []int {
+	if len(c.DeleteWhenHours) > 0 {
+		return c.DeleteWhenHours
+	}
+	return []int{c.DeleteWhenHour}
+}
 
 // withDefaults returns c with zero values replaced by defaults.
 func (c Config) withDefaults() Config {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -26,7 +27,7 @@ type segmentInfo struct {
 // retentionPolicy is the configuration plus the observed disk usage.
 type retentionPolicy struct {
 	reserved         time.Duration // FileReservedTime
-	deleteWhenHour   int           // DeleteWhenHour, compared with now.Hour()
+	deleteWhenHours  []int         // Config.deleteHours(): now.Hour() must be one of them
 	diskMaxUsedRatio float64       // DiskMaxUsedSpaceRatio
 	diskUsedRatio    float64       // observed now
 	maxPerCall       int           // bounds the I/O of one call (RocketMQ deleteFileBatchMax)
@@ -38,7 +39,7 @@ const retentionMaxPerCall = 10
 
 // decideRetention returns the indexes (always a prefix 0..n-1 of segs, which are in
 // offset order) of the segments to delete at now:
-//   - nothing unless now's hour is deleteWhenHour or the disk is over its ratio;
+//   - nothing unless now's hour is one of deleteWhenHours or the disk is over its ratio;
 //   - expired segments (now - lastModified > reserved), oldest first;
 //   - when the disk is over its ratio, at least the oldest segment even if it has not
 //     expired (one per call: the caller checks again before deleting more);
@@ -46,7 +47,7 @@ const retentionMaxPerCall = 10
 //     CommitLog must stay contiguous), at most maxPerCall.
 func decideRetention(now time.Time, segs []segmentInfo, p retentionPolicy) []int {
 	force := p.diskUsedRatio > p.diskMaxUsedRatio
-	if !force && now.Hour() != p.deleteWhenHour {
+	if !force && !slices.Contains(p.deleteWhenHours, now.Hour()) {
 		return nil
 	}
 	limit := p.maxPerCall
@@ -98,7 +99,7 @@ func (s *Store) CleanExpired(now time.Time, diskUsedRatio float64) (deletedSegme
 	}
 	del := decideRetention(now, segs, retentionPolicy{
 		reserved:         s.cfg.FileReservedTime,
-		deleteWhenHour:   s.cfg.DeleteWhenHour,
+		deleteWhenHours:  s.cfg.deleteHours(),
 		diskMaxUsedRatio: s.cfg.DiskMaxUsedSpaceRatio,
 		diskUsedRatio:    diskUsedRatio,
 	})

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -14,9 +15,11 @@ func TestDecideRetention(t *testing.T) {
 	seg := func(mod time.Time) segmentInfo { return segmentInfo{lastModified: mod} }
 	active := func(mod time.Time) segmentInfo { return segmentInfo{lastModified: mod, active: true} }
 	ref := func(mod time.Time) segmentInfo { return segmentInfo{lastModified: mod, referenced: true} }
-	p := retentionPolicy{reserved: 72 * time.Hour, deleteWhenHour: 4, diskMaxUsedRatio: 0.75, diskUsedRatio: 0.5}
+	p := retentionPolicy{reserved: 72 * time.Hour, deleteWhenHours: []int{4}, diskMaxUsedRatio: 0.75, diskUsedRatio: 0.5}
 	full := p
 	full.diskUsedRatio = 0.9
+	twice := p // deleteWhen=04;16
+	twice.deleteWhenHours = []int{4, 16}
 	cases := []struct {
 		name string
 		now  time.Time
@@ -35,6 +38,10 @@ func TestDecideRetention(t *testing.T) {
 		{"disk full spares referenced", day, []segmentInfo{ref(fresh), seg(fresh), active(fresh)}, full, 0},
 		{"disk full spares active", day, []segmentInfo{active(fresh)}, full, 0},
 		{"batch bound", day, append(make12(seg(old)), active(fresh)), p, retentionMaxPerCall},
+		{"hour list: the first hour", day, []segmentInfo{seg(old), seg(fresh), active(fresh)}, twice, 1},
+		{"hour list: the second hour", day.Add(12 * time.Hour), []segmentInfo{seg(old), seg(fresh), active(fresh)}, twice, 1},
+		{"hour list: an hour between", day.Add(6 * time.Hour), []segmentInfo{seg(old), seg(fresh), active(fresh)}, twice, 0},
+		{"hour list: the hour after the second", day.Add(13 * time.Hour), []segmentInfo{seg(old), active(fresh)}, twice, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -144,5 +151,35 @@ func TestRetentionSurvivesRestart(t *testing.T) {
 	}
 	if got := s.MinQueueOffset("T", 0); got != 65 {
 		t.Fatalf("min queue offset %d after restart, want 65", got)
+	}
+}
+
+// DeleteWhenHours (deleteWhen=04;16) reaches the decision: the store deletes
+// expired segments at 16:xx too, and not at an hour between.
+func TestCleanExpiredAtEveryListedHour(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.DeleteWhenHour, cfg.DeleteWhenHours = 9, []int{4, 16} // the list wins over the single hour
+	s := openTest(t, cfg)
+	defer s.Close()
+	base := time.Date(2025, 3, 10, 16, 0, 0, 0, time.UTC)
+	mustAppend(t, s, testBatch(t, "T", 1, 65, 1000, 0), base.Add(-100*time.Hour).UnixMilli())
+	mustAppend(t, s, testBatch(t, "T", 1, 65, 1000, 100), base.Add(-100*time.Hour).UnixMilli())
+	mustAppend(t, s, testBatch(t, "T", 1, 65, 1000, 200), base.UnixMilli())
+	if err := s.WaitDispatched(t.Context(), s.MaxPhysicalOffset()); err != nil {
+		t.Fatal(err)
+	}
+	for _, off := range []time.Duration{-7 * time.Hour, -6 * time.Hour} { // 09:00 (DeleteWhenHour, overridden), 10:00
+		if n, err := s.CleanExpired(base.Add(off), 0.1); err != nil || n != 0 {
+			t.Fatalf("at %s: deleted %d err %v, want 0", base.Add(off).Format("15:04"), n, err)
+		}
+	}
+	if n, err := s.CleanExpired(base.Add(20*time.Minute), 0.1); err != nil || n != 2 {
+		t.Fatalf("at 16:20: deleted %d err %v, want 2", n, err)
+	}
+
+	bad := testConfig(t.TempDir())
+	bad.DeleteWhenHours = []int{4, 24}
+	if _, err := Open(bad); err == nil || !strings.Contains(err.Error(), "DeleteWhenHours=[4 24]") {
+		t.Fatalf("DeleteWhenHours with 24: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,6 +80,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("store: config CommitLogSegmentSize=%d, minimum %d", c.CommitLogSegmentSize, minSegmentSize)
 	case c.DeleteWhenHour < 0 || c.DeleteWhenHour > 23:
 		return fmt.Errorf("store: config DeleteWhenHour=%d, want 0-23", c.DeleteWhenHour)
+	case slices.ContainsFunc(c.DeleteWhenHours, func(h int) bool { return h < 0 || h > 23 }):
+		return fmt.Errorf("store: config DeleteWhenHours=%v, want hours 0-23", c.DeleteWhenHours)
 	case c.DiskMaxUsedSpaceRatio <= 0 || c.DiskMaxUsedSpaceRatio > 1:
 		return fmt.Errorf("store: config DiskMaxUsedSpaceRatio=%g, want (0,1]", c.DiskMaxUsedSpaceRatio)
 	case c.FlushInterval < 0:

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/rocketraft/rocketraft/broker/node"
+	"github.com/rocketraft/rocketraft/fsm"
 )
 
 func (r *nodeReplica) Peers() ([]Peer, error) {
@@ -59,3 +60,9 @@ func mapMembershipError(err error) error {
 }
 
 func (r *nodeReplica) RaftStats() map[string]string { return r.n.Raft().Stats() }
+
+func (r *nodeReplica) Member(id string) (fsm.MemberInfo, bool) { return r.meta.Member(id) }
+
+func (r *nodeReplica) AnnounceMember(ctx context.Context, info fsm.MemberInfo) error {
+	return r.applyConfig(ctx, fsm.MemberUpsert{Member: info})
+}

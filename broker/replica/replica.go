@@ -92,6 +92,17 @@ type Membership interface {
 	RaftStats() map[string]string
 }
 
+// Members is the replicated directory of what each member said about itself
+// (fsm.MemberInfo): its client address and dLegerGroup. Followers relay writes
+// to the leader's client address found here (docs/decisions/0008).
+type Members interface {
+	// Member returns what the member with raft id last announced, if anything.
+	Member(id string) (fsm.MemberInfo, bool)
+	// AnnounceMember replicates info (leader only: ErrNotLeader otherwise, and
+	// the write outcomes of Messages.PutMessages).
+	AnnounceMember(ctx context.Context, info fsm.MemberInfo) error
+}
+
 // Replica is everything a broker node needs from its raft node and replicated
 // state machine. NewNode implements it over broker/node.
 type Replica interface {
@@ -102,6 +113,7 @@ type Replica interface {
 	Schedule
 	Transactions
 	Membership
+	Members
 }
 
 // TransactionState reads the replicated transaction decisions, keyed by half

@@ -32,7 +32,7 @@ const leaderPoll = 50 * time.Millisecond
 const relayTimeout = 12 * time.Second
 
 // Forwarder is the chain's last stage: it relays requests of Leader and
-// LeaderOneway codes from a follower to the leader (decision 0001).
+// LeaderOneway codes from a follower to the leader (decisions 0001, 0008).
 type Forwarder struct {
 	SelfID     string
 	BrokerName string
@@ -40,8 +40,11 @@ type Forwarder struct {
 	Leading func() bool
 	// Status is the live raft status (the leader's id while an election ends).
 	Status func() replica.Status
-	// LeaderAddr is the client address of a peer, by raft id.
-	LeaderAddr func(id string) (string, bool)
+	// LeaderAddr is the client address of a peer, by raft id. ("", nil) means
+	// not known yet: a new leader announces its address through raft just
+	// after its election, so the stage waits for it as it waits for a leader.
+	// An error (the peer is of another dLegerGroup) ends the wait.
+	LeaderAddr func(id string) (string, error)
 	Client     *transport.Client
 	Logger     hclog.Logger
 }
@@ -70,21 +73,30 @@ func (f *Forwarder) Stage(next Handler) Handler {
 }
 
 // leaderClientAddr returns the client address of the current leader, waiting up
-// to leaderWait while there is none.
+// to leaderWait while there is none or its address is not known yet.
 func (f *Forwarder) leaderClientAddr(ctx context.Context) (string, error) {
 	deadline := time.Now().Add(leaderWait)
 	for {
 		st := f.Status()
+		unknown := ""
 		if st.LeaderID != "" && st.LeaderID != f.SelfID {
-			if addr, ok := f.LeaderAddr(st.LeaderID); ok {
+			addr, err := f.LeaderAddr(st.LeaderID)
+			switch {
+			case err != nil:
+				return "", err
+			case addr != "":
 				return addr, nil
 			}
-			return "", fmt.Errorf("%w: leader %s has no known client address", replica.ErrNoLeader, st.LeaderID)
+			unknown = st.LeaderID
 		}
 		// Keep waiting even while this node still reads as leader: forwarding
 		// starts after raft refused the write (leadership transfer in progress),
 		// and the status catches up a moment later.
 		if time.Now().After(deadline) {
+			if unknown != "" {
+				return "", fmt.Errorf("%w: leader %s has no known client address (it announces one when it becomes leader; "+
+					"or set dLegerPeerClientAddrs)", replica.ErrNoLeader, unknown)
+			}
 			return "", fmt.Errorf("%w: group %s has no leader yet", replica.ErrNoLeader, f.BrokerName)
 		}
 		select {

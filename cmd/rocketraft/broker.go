@@ -85,7 +85,7 @@ func nodeConfig(cfg config.Broker, log hclog.Logger) (node.Config, error) {
 			FlushMode:                  flushMode,
 			FlushInterval:              cfg.FlushInterval,
 			FileReservedTime:           cfg.FileReservedTime,
-			DeleteWhenHour:             cfg.DeleteWhen,
+			DeleteWhenHours:            cfg.DeleteWhen,
 			DiskMaxUsedSpaceRatio:      float64(cfg.DiskMaxUsedSpaceRatio) / 100,
 		},
 		StoreHost:          host,
@@ -134,11 +134,18 @@ func brokerConfig(cfg config.Broker, log hclog.Logger) broker.Config {
 		TransactionCheckMax:      int32(cfg.TransactionCheckMax),
 		NamesrvAuthSecret:        cfg.NamesrvAuthSecret,
 		Logger:                   log,
+
+		// Apache keys: dLegerGroup, traceTopicEnable, msgTraceTopicName, registerNameServerPeriod.
+		DLegerGroup:      cfg.DLegerGroup,
+		TraceTopicEnable: cfg.TraceTopicEnable,
+		TraceTopic:       cfg.MsgTraceTopicName,
+		RegisterInterval: cfg.RegisterNameServerPeriod,
 	}
 }
 
 func runBroker(cfg config.Broker) error {
 	log := newLogger("rocketraft", cfg.LogLevel).With("broker", cfg.BrokerName, "node", cfg.SelfID)
+	logConfigWarnings(log, cfg.Warnings)
 	if err := os.MkdirAll(filepath.Clean(cfg.StorePathRootDir), 0o755); err != nil {
 		return fmt.Errorf("storePathRootDir=%q: %w", cfg.StorePathRootDir, err)
 	}
@@ -202,4 +209,13 @@ func runBroker(cfg config.Broker) error {
 		return berr
 	}
 	return nerr
+}
+
+// logConfigWarnings logs one line per key the config gave that has no effect
+// (Apache keys such as brokerId or sendMessageThreadPoolNums), naming it,
+// where it was set and why, so nothing an operator wrote is silently ignored.
+func logConfigWarnings(log hclog.Logger, ws []config.Warning) {
+	for _, w := range ws {
+		log.Warn("config key has no effect", "key", w.Key, "value", w.Value, "at", w.Origin.String(), "why", w.Reason)
+	}
 }

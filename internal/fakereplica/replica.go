@@ -38,6 +38,9 @@ type Replica struct {
 	// acl and aclMirrors: acl.go.
 	acl        aclState
 	aclMirrors []*Replica
+	// members and announcements: members.go.
+	members       map[string]fsm.MemberInfo
+	announcements int
 
 	// Clock is the leader's clock (Now); nil means time.Now.
 	Clock func() time.Time
