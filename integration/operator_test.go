@@ -80,19 +80,12 @@ func startDev(t *testing.T, extra ...string) *devRun {
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
-	ports, err := proctest.FreePorts(3)
+	// Node i uses base+10*i (+2 for its admin HTTP), the nameserver port +2 too.
+	ports, err := proctest.FreePortGroups(3, 22)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Node i uses base+10*i (+2 for its admin HTTP): pick bases with room around them.
-	nsPort, brokerBase, raftBase := ports[0], 20000+ports[1]%20000, 40000+ports[2]%20000
-	for _, p := range []int{brokerBase, brokerBase + 10, brokerBase + 20, raftBase, raftBase + 10, raftBase + 20} {
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err != nil {
-			t.Skipf("port %d busy, skipping: %v", p, err)
-		}
-		l.Close()
-	}
+	nsPort, brokerBase, raftBase := ports[0], ports[1], ports[2]
 	dir := filepath.Join(t.TempDir(), "dev")
 	args := append([]string{"dev", "--data-dir", dir,
 		"--namesrv-port", fmt.Sprint(nsPort), "--broker-port", fmt.Sprint(brokerBase), "--raft-port", fmt.Sprint(raftBase)}, extra...)
@@ -103,6 +96,9 @@ func startDev(t *testing.T, extra ...string) *devRun {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		if t.Failed() {
+			d.logTails()
+		}
 		_ = dev.Process.Signal(syscall.SIGINT)
 		done := make(chan struct{})
 		go func() { _ = dev.Wait(); close(done) }()
@@ -118,6 +114,20 @@ func startDev(t *testing.T, extra ...string) *devRun {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return d
+}
+
+// logTails logs the last lines of every process log dev wrote, so a failure
+// that a child process caused (it exited, it refused a request) explains itself.
+func (d *devRun) logTails() {
+	logs, _ := filepath.Glob(filepath.Join(d.dir, "logs", "*"))
+	for _, f := range logs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		d.t.Logf("--- %s (last %d lines) ---\n%s", filepath.Base(f), min(len(lines), 30), strings.Join(lines[max(0, len(lines)-30):], "\n"))
+	}
 }
 
 // example returns the printed command line of `rocketraft <words...>`: the

@@ -3,14 +3,32 @@ package proctest
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"time"
 )
 
-// FreePorts reserves n distinct loopback ports by listening on port 0 and
-// releases them before returning, so a process can bind them. Another process
-// could take one in between; on loopback in a test run that is unlikely.
+// Test ports come from below the kernel's ephemeral range (32768–60999 on
+// Linux): a port there can be taken at any moment by the local end of some
+// outgoing connection, and a child process that binds it a second later then
+// fails with "address already in use". Below it, only another test that picked
+// the same port can collide.
+const (
+	portLow  = 12000
+	portHigh = 32000
+)
+
+// FreePorts reserves n distinct loopback ports below the ephemeral range by
+// listening on random ones, and releases them before returning, so a process
+// can bind them. Another test could pick one in between; that is unlikely.
 func FreePorts(n int) ([]int, error) {
+	return FreePortGroups(n, 0)
+}
+
+// FreePortGroups returns n distinct base ports such that base, base+1 … base+span
+// are all free, for processes that derive further ports from a base (rocketraft
+// dev: node i listens on base+10·i and its admin HTTP on that +2).
+func FreePortGroups(n, span int) ([]int, error) {
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
@@ -18,15 +36,32 @@ func FreePorts(n int) ([]int, error) {
 		}
 	}()
 	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
+	for attempt := 0; len(ports) < n; attempt++ {
+		if attempt > 1000 {
+			return nil, fmt.Errorf("no %d free port groups of %d in %d–%d", n, span+1, portLow, portHigh)
 		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		base := portLow + rand.IntN(portHigh-portLow-span)
+		held, ok := listenAll(base, span)
+		ls = append(ls, held...)
+		if ok {
+			ports = append(ports, base)
+		}
 	}
 	return ports, nil
+}
+
+// listenAll listens on base … base+span and reports whether every one was free;
+// the listeners it opened are returned either way, for the caller to close.
+func listenAll(base, span int) ([]net.Listener, bool) {
+	var ls []net.Listener
+	for p := base; p <= base+span; p++ {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			return ls, false
+		}
+		ls = append(ls, l)
+	}
+	return ls, true
 }
 
 // WaitListening dials addr every 50 ms until a TCP connection succeeds or ctx is
