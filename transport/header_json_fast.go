@@ -6,14 +6,16 @@ import (
 )
 
 // fastDecodeJSONHeader decodes the common shape of a JSON header without reflection:
-// the keys of jsonHeader spelled exactly, integers, strings, and an extFields object of
-// strings. encoding/json costs ~50 allocations and ~10 µs per header; this costs one per
-// string. It returns ok=false whenever the input strays from that shape (unknown keys
-// other than serializeTypeCurrentRPC, duplicate keys, nulls inside extFields, numbers
-// with fractions, surrogate escapes, syntax errors...) and the caller falls back to
-// encoding/json, which stays the single authority on what is accepted.
-// Invariant: when ok is true the result equals what decodeJSONHeaderStd returns (checked
-// by FuzzDecodeHeader).
+// the RemotingCommand keys spelled exactly, integers, strings, and an extFields object
+// whose values are strings, numbers, booleans or null (clients that send numbers get
+// the fast path too). encoding/json costs ~50 allocations and ~10 µs per header; this
+// costs one per escaped string. It returns ok=false whenever the input strays from
+// that shape (unknown keys other than serializeTypeCurrentRPC, duplicate keys, nested
+// values, numbers with fractions or strings in integer fields, surrogate escapes,
+// syntax errors...) and the caller falls back to decodeJSONHeaderLenient, which stays
+// the single authority on what is accepted.
+// Invariant: when ok is true the result equals what decodeJSONHeaderLenient returns
+// (checked by FuzzDecodeHeader).
 func fastDecodeJSONHeader(b []byte) (cmd *Command, ok bool) {
 	// One string copy of the whole header; unescaped keys and values are substrings of
 	// it, so a typical header costs a handful of allocations instead of one per string.
@@ -273,7 +275,9 @@ func (p *jsonScanner) strEscaped(start int) (string, bool) {
 	return "", false
 }
 
-// strMap parses an object whose values are all strings; duplicate keys are refused.
+// strMap parses extFields: an object whose values are strings, numbers (kept as
+// written), true/false, or null (the key is left out, as fastjson's readers take a
+// null for absent). Duplicate keys are refused.
 func (p *jsonScanner) strMap() (map[string]string, bool) {
 	if !p.eat('{') {
 		return nil, false
@@ -294,14 +298,16 @@ func (p *jsonScanner) strMap() (map[string]string, bool) {
 			return nil, false
 		}
 		p.ws()
-		v, ok := p.str()
-		if !ok {
-			return nil, false
-		}
 		if _, dup := m[k]; dup {
 			return nil, false
 		}
-		m[k] = v
+		if !p.null() {
+			v, ok := p.scalar()
+			if !ok {
+				return nil, false
+			}
+			m[k] = v
+		}
 		p.ws()
 		if p.eat('}') {
 			return m, true
@@ -310,4 +316,63 @@ func (p *jsonScanner) strMap() (map[string]string, bool) {
 			return nil, false
 		}
 	}
+}
+
+// scalar parses a string, a number (returned as written) or true/false.
+func (p *jsonScanner) scalar() (string, bool) {
+	if p.i >= len(p.b) {
+		return "", false
+	}
+	switch c := p.b[p.i]; {
+	case c == '"':
+		return p.str()
+	case c == 't':
+		return p.literal("true")
+	case c == 'f':
+		return p.literal("false")
+	case c == '-' || c >= '0' && c <= '9':
+		return p.number()
+	}
+	return "", false
+}
+
+func (p *jsonScanner) literal(word string) (string, bool) {
+	if len(p.b)-p.i >= len(word) && p.s[p.i:p.i+len(word)] == word {
+		p.i += len(word)
+		return word, true
+	}
+	return "", false
+}
+
+// number parses a JSON number, -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, and
+// returns its text.
+func (p *jsonScanner) number() (string, bool) {
+	start := p.i
+	p.eat('-')
+	switch {
+	case p.eat('0'):
+	case p.digits() == 0:
+		return "", false
+	}
+	if p.eat('.') && p.digits() == 0 {
+		return "", false
+	}
+	if p.eat('e') || p.eat('E') {
+		if !p.eat('+') {
+			p.eat('-')
+		}
+		if p.digits() == 0 {
+			return "", false
+		}
+	}
+	return p.s[start:p.i], true
+}
+
+// digits skips [0-9]* and returns how many.
+func (p *jsonScanner) digits() int {
+	start := p.i
+	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+		p.i++
+	}
+	return p.i - start
 }
