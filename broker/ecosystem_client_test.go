@@ -142,3 +142,33 @@ func TestLitePullServesLikePull(t *testing.T) {
 		t.Fatalf("lite pull %d messages ext %v; pull %d messages ext %v", len(lm), lite.ExtFields, len(pm), pull.ExtFields)
 	}
 }
+
+// TestJavaPropertiesKeepTheirLastEntry: Java's messageProperties2String writes no
+// separator after the last property (captured from the 4.9.8 client: "WAIT\u0001true\u0002n\u000115").
+// The broker's CLUSTER stamp used to be glued onto it, which lost the last user
+// property (and the stamp) of every Java message, so SQL92 over it matched
+// nothing. The message keeps all three, and a heartbeat SQL92 filter over the
+// last one matches.
+func TestJavaPropertiesKeepTheirLastEntry(t *testing.T) {
+	rb := startRaftBroker(t)
+	for i, n := range []string{"15", "5"} {
+		ext := map[string]string{"a": "pg", "b": "JavaProps", "c": "TBW102", "d": "4", "e": "0", "f": "0",
+			"g": "1700000000000", "h": "0", "i": "WAIT\x01true\x02UNIQ_KEY\x01J" + strconv.Itoa(i) + "\x02n\x01" + n,
+			"j": "0", "k": "false", "m": "false"}
+		mustOK(t, "send", rb.call(t, transport.SendMessageV2, ext, []byte("java")))
+	}
+	if err := rb.b.store.WaitDispatched(context.Background(), rb.b.store.MaxPhysicalOffset()); err != nil {
+		t.Fatal(err)
+	}
+	ext := pullExt("propsGroup", "JavaProps", 0, 0, 0)
+	ext["sysFlag"], ext["subscription"] = strconv.Itoa(pullFlagSubscription), "*"
+	msgs := primitive.DecodeMessage(mustOK(t, "pull", rb.call(t, transport.PullMessage, ext, nil)).Body)
+	if len(msgs) != 2 || msgs[0].GetProperty("n") != "15" || msgs[0].GetProperty("WAIT") != "true" || msgs[0].GetProperty("CLUSTER") != "c" {
+		t.Fatalf("stored properties: %d messages, first %v", len(msgs), msgs[0].GetProperties())
+	}
+	ext["subscription"], ext["expressionType"] = "n >= 10", "SQL92"
+	sql := primitive.DecodeMessage(mustOK(t, "SQL92 pull", rb.call(t, transport.PullMessage, ext, nil)).Body)
+	if len(sql) != 1 || sql[0].MsgId != "J0" {
+		t.Fatalf("SQL92 n >= 10 pulled %d messages", len(sql))
+	}
+}
