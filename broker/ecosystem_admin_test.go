@@ -219,6 +219,14 @@ func TestSubscriptionGroupUpdateAndDeleteOverTheWire(t *testing.T) {
 	if q := query(); q.ResponseCode() != transport.QueryNotFound {
 		t.Fatalf("offset after cleanOffset: %s %v, want QUERY_NOT_FOUND", q.ResponseCode(), q.ExtFields)
 	}
+	// mqadmin 4.9 names the flag removeOffset.
+	commit(7)
+	mustOK(t, "recreate", rb.call(t, transport.UpdateAndCreateSubscriptionGroup, nil, []byte(`{"groupName":"subG"}`)))
+	mustOK(t, "delete group, 4.9 spelling", rb.call(t, transport.DeleteSubscriptionGroup,
+		map[string]string{"groupName": "subG", "removeOffset": "true"}, nil))
+	if q := query(); q.ResponseCode() != transport.QueryNotFound {
+		t.Fatalf("offset after removeOffset: %s %v, want QUERY_NOT_FOUND", q.ResponseCode(), q.ExtFields)
+	}
 	time.Sleep(1500 * time.Millisecond) // past the next offset flush: nothing pending comes back
 	if off, ok := rb.rep.ConsumerOffset("subG", "T", 0); ok {
 		t.Fatalf("replicated offset %d after cleanOffset", off)

@@ -42,14 +42,14 @@ func (a *API) updateSubscriptionGroup(ctx context.Context, req *route.Request) (
 }
 
 // deleteSubscriptionGroup serves DELETE_SUBSCRIPTIONGROUP (207, mqadmin
-// deleteSubGroup) on the leader: ext groupName, and cleanOffset (default false)
-// to drop the group's committed offsets too, those pending on this leader
-// included. A group that is not there is SUCCESS, as in Apache (deleteSubGroup
+// deleteSubGroup) on the leader: ext groupName, and cleanOffset (5.x; 4.9 calls
+// it removeOffset; default false) to drop the group's committed offsets too,
+// those pending on this leader included. A group that is not there is SUCCESS, as in Apache (deleteSubGroup
 // -c asks every broker group, whether it has the group or not).
 func (a *API) deleteSubscriptionGroup(ctx context.Context, req *route.Request) (*transport.Command, error) {
 	f := route.NewFields(req.ExtFields)
 	group := f.Str("groupName", true)
-	clean := f.Bool("cleanOffset", false)
+	clean := f.Bool("cleanOffset", false) || f.Bool("removeOffset", false) // 5.x's name, 4.9's
 	if f.Err != nil {
 		return nil, f.Err
 	}
