@@ -172,3 +172,57 @@ func TestJavaPropertiesKeepTheirLastEntry(t *testing.T) {
 		t.Fatalf("SQL92 n >= 10 pulled %d messages", len(sql))
 	}
 }
+
+// TestJavaOnewayAndWholeQueuePull: two traps for Java tools. A oneway request
+// (flag bit 1, which Java sets and Go never does) is served but never answered,
+// so the next answer on the connection is the next request's; and a pull that
+// asks for a whole queue at once (mqadmin consumeMessage: maxMsgNums = max −
+// offset + 1) is capped, at 32 messages and about 256 KiB, far below the 16 MiB
+// frame that would make Java drop the connection.
+func TestJavaOnewayAndWholeQueuePull(t *testing.T) {
+	rb := startRaftBroker(t)
+	nc, err := net.DialTimeout("tcp", rb.b.Addr(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(20 * time.Second))
+	oneway := `{"code":15,"flag":2,"opaque":41,"language":"JAVA","version":409,"extFields":{"consumerGroup":"owG","topic":"T","queueId":"0","commitOffset":"9"}}`
+	next := `{"code":14,"flag":0,"opaque":42,"language":"JAVA","version":409,"extFields":{"consumerGroup":"owG","topic":"T","queueId":"0"}}`
+	if _, err := nc.Write(rawFrame(oneway, nil)); err != nil {
+		t.Fatal(err)
+	}
+	_ = nc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if extra, err := transport.DecodeFrame(nc, 0); err == nil {
+		t.Fatalf("the oneway request was answered: %v", extra)
+	}
+	_ = nc.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := nc.Write(rawFrame(next, nil)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := transport.DecodeFrame(nc, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Opaque != 42 || resp.ResponseCode() != transport.Success || resp.ExtFields["offset"] != "9" {
+		t.Fatalf("answer opaque=%d %s %v, want the query's (42) with the oneway commit's offset 9", resp.Opaque, resp.ResponseCode(), resp.ExtFields)
+	}
+
+	body := make([]byte, 10<<10)
+	for i := range 60 {
+		mustOK(t, "send", rb.call(t, transport.SendMessage, sendExt("Whole", 0, props(store.PropertyUniqKey, "W"+strconv.Itoa(i))), body))
+	}
+	if err := rb.b.store.WaitDispatched(context.Background(), rb.b.store.MaxPhysicalOffset()); err != nil {
+		t.Fatal(err)
+	}
+	ext := pullExt("TOOLS_CONSUMER", "Whole", 0, 0, 0)
+	ext["sysFlag"], ext["subscription"], ext["maxMsgNums"] = strconv.Itoa(pullFlagSubscription), "*", "100000"
+	r := mustOK(t, "whole-queue pull", rb.call(t, transport.PullMessage, ext, nil))
+	msgs := primitive.DecodeMessage(r.Body)
+	if len(msgs) == 0 || len(msgs) > 32 || len(r.Body) > 256<<10+len(body)+512 {
+		t.Fatalf("pulled %d messages, %d bytes; want 1..32 messages within about 256 KiB", len(msgs), len(r.Body))
+	}
+	if next, _ := strconv.Atoi(r.ExtFields["nextBeginOffset"]); next != len(msgs) {
+		t.Fatalf("nextBeginOffset %s after %d messages", r.ExtFields["nextBeginOffset"], len(msgs))
+	}
+}
