@@ -78,8 +78,10 @@ func BenchmarkInvokeLoopback(b *testing.B) {
 
 // BenchmarkDecodeJSONHeader compares the hand-written header decoder with encoding/json
 // (the all-strings reference) on a SEND_MESSAGE header as the Go client writes it, and
-// measures the two lenient cases: numbers as extFields values (still the fast path) and
-// a header the fast path refuses (the code as a string: decodeJSONHeaderLenient).
+// measures the lenient cases: numbers and booleans as extFields values, other clients'
+// shapes (a key in capitals, the code as a string, an unknown key with a nested value)
+// on the fast path, and a header only decodeJSONHeaderLenient takes (a nested
+// extFields value).
 func BenchmarkDecodeJSONHeader(b *testing.B) {
 	frame, err := AppendFrame(nil, benchCommand())
 	if err != nil {
@@ -90,12 +92,15 @@ func BenchmarkDecodeJSONHeader(b *testing.B) {
 		`"queueId":"2"`, `"queueId":2`, `"sysFlag":"0"`, `"sysFlag":0`, `"bornTimestamp":"1700000000000"`,
 		`"bornTimestamp":1700000000000`, `"flag":"0"`, `"flag":0`, `"reconsumeTimes":"0"`, `"reconsumeTimes":0`,
 		`"unitMode":"false"`, `"unitMode":false`, `"batch":"false"`, `"batch":false`).Replace(string(header))
-	refused := bytes.Replace(header, []byte(`"code":10,`), []byte(`"code":"10",`), 1)
-	if _, ok := fastDecodeJSONHeader([]byte(numeric)); !ok || numeric == string(header) {
-		b.Fatalf("the numeric header is not on the fast path: %s", numeric)
+	odd := bytes.Replace([]byte(numeric), []byte(`"code":10,`), []byte(`"CODE":"10","clientExtra":{"k":[1,true]},`), 1)
+	refused := bytes.Replace(header, []byte(`"batch":"false"`), []byte(`"batch":{"nested":false}`), 1)
+	for _, h := range [][]byte{[]byte(numeric), odd} {
+		if _, ok := fastDecodeJSONHeader(h); !ok || string(h) == string(header) {
+			b.Fatalf("not on the fast path: %s", h)
+		}
 	}
-	if _, ok := fastDecodeJSONHeader(refused); ok {
-		b.Fatal("the fast path took the header with a string code")
+	if _, ok := fastDecodeJSONHeader(refused); ok || bytes.Equal(refused, header) {
+		b.Fatal("the fast path took a nested extFields value")
 	}
 	run := func(name string, h []byte, decode func([]byte) error) {
 		b.Run(name, func(b *testing.B) {
@@ -116,6 +121,7 @@ func BenchmarkDecodeJSONHeader(b *testing.B) {
 	}
 	run("fast", header, fast)
 	run("fast_numbers", []byte(numeric), fast)
+	run("fast_odd_shapes", odd, fast)
 	run("lenient", refused, func(h []byte) error { _, err := decodeJSONHeaderLenient(h); return err })
 	run("encoding_json", header, func(h []byte) error { _, err := decodeJSONHeaderStrict(h); return err })
 }

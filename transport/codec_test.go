@@ -410,6 +410,11 @@ func TestFastJSONPath(t *testing.T) {
 		` {"code":-32768,"opaque":-2147483648,"flag":2147483647,"remark":null,"extFields":null} `,
 		`{}`,
 		`{"code":11,"extFields":{"queueId":1,"queueOffset":-12.5e+3,"commitOffset":true,"suspend":false,"subscription":null}}`,
+		// Other clients' shapes: unknown keys with any value, keys in another case,
+		// integer strings and booleans, a language ordinal, a numeric remark.
+		`{"code":34,"unknownKey":[1,2,{"a":null,"b":"\ud800"}],"serializeTypeCurrentRPC":"JSON"}`,
+		`{"CODE":34,"Opaque":"1,000","flag":true,"version":null}`,
+		`{"code":"34","language":9,"remark":404}`,
 	}
 	for _, h := range fast {
 		if _, ok := fastDecodeJSONHeader([]byte(h)); !ok {
@@ -418,13 +423,12 @@ func TestFastJSONPath(t *testing.T) {
 		checkJSONDecodersAgree(t, []byte(h))
 	}
 	fallback := []string{
-		`{"code":34,"unknownKey":[1,2]}`,
-		`{"CODE":34}`,
 		`{"code":34,"code":35}`,
+		`{"CODE":34,"code":35}`,
 		`{"code":34,"extFields":{"k":{}}}`,
-		`{"code":"34"}`,
 		`{"code":34,"remark":"\ud83d\ude00"}`,
-		`{"code":34,"language":9}`,
+		`{"code":1.5}`,
+		`{"code":34,"deep":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`,
 	}
 	for _, h := range fallback {
 		if _, ok := fastDecodeJSONHeader([]byte(h)); ok {

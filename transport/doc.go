@@ -55,9 +55,11 @@
 //	binary ext entries      an empty value or key is Java's null: the entry is left out
 //
 // The table in header_json_lenient.go is the whole rule. A hand-written fast path takes
-// the shape real clients send (exact keys, integer fields, scalar extFields values)
-// without reflection, about 3x faster than encoding/json; anything else falls back to
-// the lenient decoder. FuzzDecodeHeader holds the fast path and the all-strings
+// what clients send (keys in any case, unknown keys with any value, integer fields as
+// integers, integer strings or booleans, scalar extFields values) without reflection,
+// about 3x faster than encoding/json; the rest (repeated keys, nested extFields
+// values, fractions in integer fields, strings needing U+FFFD) falls back to the
+// lenient decoder, which is built on encoding/json. FuzzDecodeHeader holds the fast path and the all-strings
 // reference decoder (encoding/json) to the lenient one: whatever either accepts, it
 // accepts with the same result.
 //

@@ -107,6 +107,9 @@ func checkJSONDecodersAgree(t *testing.T, header []byte) {
 		if !ok {
 			continue
 		}
+		if !json.Valid(header) {
+			t.Fatalf("%s decoder accepted invalid JSON %q", name, header)
+		}
 		if lerr != nil {
 			t.Fatalf("%s decoder accepted what the lenient one rejects (%v): %q", name, lerr, header)
 		}

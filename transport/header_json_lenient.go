@@ -215,11 +215,11 @@ func headerLanguage(key string, raw json.RawMessage, old string) (string, error)
 	case 'n':
 		return old, nil
 	}
-	n, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil || n < 0 || n > 255 {
+	name, ok := languageOrdinal(string(raw))
+	if !ok {
 		return old, fmt.Errorf("%s=%s: must be a LanguageCode name or ordinal 0..255", key, abbreviateJSON(raw))
 	}
-	return languageName(byte(n)), nil
+	return name, nil
 }
 
 func headerInt16(key string, raw json.RawMessage, old int16) (int16, error) {
@@ -258,16 +258,12 @@ func lenientInt(key string, raw json.RawMessage, lo, hi int64) (v int64, present
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return 0, false, err
 		}
-		if s == "" || s == "null" || s == "NULL" {
-			return 0, false, nil
-		}
-		s = strings.ReplaceAll(s, ",", "")
-		if i := strings.LastIndexByte(s, '.'); i >= 0 && strings.Trim(s[i+1:], "0") == "" {
-			s = s[:i] // castToInt strips a trailing ".0*"
-		}
-		n, ok := parseJavaInt(s)
+		n, present, ok := castStringToInt(s)
 		if !ok {
 			return bad("must be a decimal integer")
+		}
+		if !present {
+			return 0, false, nil
 		}
 		v = n
 	default: // a number
@@ -281,6 +277,30 @@ func lenientInt(key string, raw json.RawMessage, lo, hi int64) (v int64, present
 		return bad(fmt.Sprintf("must be within [%d, %d]", lo, hi))
 	}
 	return v, true, nil
+}
+
+// castStringToInt is fastjson's TypeUtils.castToInt for a string: "", "null"
+// and "NULL" leave the field unset (present false); commas go, a trailing
+// ".0*" goes, and the rest must be an Integer.parseInt integer (ok false).
+func castStringToInt(s string) (v int64, present, ok bool) {
+	if s == "" || s == "null" || s == "NULL" {
+		return 0, false, true
+	}
+	s = strings.ReplaceAll(s, ",", "")
+	if i := strings.LastIndexByte(s, '.'); i >= 0 && strings.Trim(s[i+1:], "0") == "" {
+		s = s[:i]
+	}
+	n, ok := parseJavaInt(s)
+	return n, ok, ok
+}
+
+// languageOrdinal reads a LanguageCode ordinal written as a JSON number.
+func languageOrdinal(num string) (string, bool) {
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || n > 255 {
+		return "", false
+	}
+	return languageName(byte(n)), true
 }
 
 // parseJavaInt is Integer.parseInt for ASCII digits: an optional sign, then at
