@@ -9,7 +9,7 @@ import (
 
 // TestBroadcastingEveryInstanceGetsEverything: two instances of one BROADCASTING
 // group each receive every message once (offsets are kept by each client, the
-// broker holds no group offset and creates no %RETRY% topic).
+// broker holds no group offset; like Apache it still creates %RETRY%<group>).
 func TestBroadcastingEveryInstanceGetsEverything(t *testing.T) {
 	c := shared(t)
 	topic := unique(t, "T")

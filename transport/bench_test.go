@@ -3,7 +3,9 @@ package transport
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 )
@@ -75,29 +77,51 @@ func BenchmarkInvokeLoopback(b *testing.B) {
 }
 
 // BenchmarkDecodeJSONHeader compares the hand-written header decoder with encoding/json
-// on a SEND_MESSAGE header as the Go client writes it.
+// (the all-strings reference) on a SEND_MESSAGE header as the Go client writes it, and
+// measures the lenient cases: numbers and booleans as extFields values, other clients'
+// shapes (a key in capitals, the code as a string, an unknown key with a nested value)
+// on the fast path, and a header only decodeJSONHeaderLenient takes (a nested
+// extFields value).
 func BenchmarkDecodeJSONHeader(b *testing.B) {
 	frame, err := AppendFrame(nil, benchCommand())
 	if err != nil {
 		b.Fatal(err)
 	}
 	header := frame[8 : len(frame)-1024]
-	b.Run("fast", func(b *testing.B) {
-		b.SetBytes(int64(len(header)))
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, ok := fastDecodeJSONHeader(header); !ok {
-				b.Fatal("fast path refused the header")
-			}
+	numeric := strings.NewReplacer(`"defaultTopicQueueNums":"4"`, `"defaultTopicQueueNums":4`,
+		`"queueId":"2"`, `"queueId":2`, `"sysFlag":"0"`, `"sysFlag":0`, `"bornTimestamp":"1700000000000"`,
+		`"bornTimestamp":1700000000000`, `"flag":"0"`, `"flag":0`, `"reconsumeTimes":"0"`, `"reconsumeTimes":0`,
+		`"unitMode":"false"`, `"unitMode":false`, `"batch":"false"`, `"batch":false`).Replace(string(header))
+	odd := bytes.Replace([]byte(numeric), []byte(`"code":10,`), []byte(`"CODE":"10","clientExtra":{"k":[1,true]},`), 1)
+	refused := bytes.Replace(header, []byte(`"batch":"false"`), []byte(`"batch":{"nested":false}`), 1)
+	for _, h := range [][]byte{[]byte(numeric), odd} {
+		if _, ok := fastDecodeJSONHeader(h); !ok || string(h) == string(header) {
+			b.Fatalf("not on the fast path: %s", h)
 		}
-	})
-	b.Run("encoding_json", func(b *testing.B) {
-		b.SetBytes(int64(len(header)))
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := decodeJSONHeaderStd(header); err != nil {
-				b.Fatal(err)
+	}
+	if _, ok := fastDecodeJSONHeader(refused); ok || bytes.Equal(refused, header) {
+		b.Fatal("the fast path took a nested extFields value")
+	}
+	run := func(name string, h []byte, decode func([]byte) error) {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(h)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := decode(h); err != nil {
+					b.Fatal(err)
+				}
 			}
+		})
+	}
+	fast := func(h []byte) error {
+		if _, ok := fastDecodeJSONHeader(h); !ok {
+			return errors.New("fast path refused the header")
 		}
-	})
+		return nil
+	}
+	run("fast", header, fast)
+	run("fast_numbers", []byte(numeric), fast)
+	run("fast_odd_shapes", odd, fast)
+	run("lenient", refused, func(h []byte) error { _, err := decodeJSONHeaderLenient(h); return err })
+	run("encoding_json", header, func(h []byte) error { _, err := decodeJSONHeaderStrict(h); return err })
 }

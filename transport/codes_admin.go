@@ -35,6 +35,19 @@ const (
 	InvokeBrokerToResetOffset RequestCode = 222 // admin→broker (leader)
 )
 
+// RocketMQ's admin codes that mqadmin, the dashboard and the exporter send
+// (RequestCode.java; headers and bodies as AdminBrokerProcessor reads and writes
+// them). GetConsumeStats supersedes ConsumerProgress, which stays for older
+// rocketraft CLIs.
+const (
+	UpdateAndCreateSubscriptionGroup RequestCode = 200 // admin→broker (leader): body SubscriptionGroupConfig
+	GetTopicStatsInfo                RequestCode = 202 // admin→broker: ext topic → TopicStatsTable
+	GetConsumerConnectionList        RequestCode = 203 // admin→broker: ext consumerGroup → ConsumerConnection
+	GetProducerConnectionList        RequestCode = 204 // admin→broker: ext producerGroup → ProducerConnection
+	DeleteSubscriptionGroup          RequestCode = 207 // admin→broker (leader): ext groupName, cleanOffset
+	GetConsumeStats                  RequestCode = 208 // admin→broker (leader): ext consumerGroup, topic?, topicList? → ConsumeStats
+)
+
 // adminCodeNames extends requestCodeNames so logs name our codes too.
 var adminCodeNames = map[RequestCode]string{
 	GetBrokerRuntimeInfo:      "GET_BROKER_RUNTIME_INFO",
@@ -46,6 +59,13 @@ var adminCodeNames = map[RequestCode]string{
 	RaftSnapshot:              "ROCKETRAFT_RAFT_SNAPSHOT",
 	ConsumerProgress:          "ROCKETRAFT_CONSUMER_PROGRESS",
 	InvokeBrokerToResetOffset: "INVOKE_BROKER_TO_RESET_OFFSET",
+
+	UpdateAndCreateSubscriptionGroup: "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP",
+	GetTopicStatsInfo:                "GET_TOPIC_STATS_INFO",
+	GetConsumerConnectionList:        "GET_CONSUMER_CONNECTION_LIST",
+	GetProducerConnectionList:        "GET_PRODUCER_CONNECTION_LIST",
+	DeleteSubscriptionGroup:          "DELETE_SUBSCRIPTIONGROUP",
+	GetConsumeStats:                  "GET_CONSUME_STATS",
 }
 
 func init() {

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -108,9 +109,18 @@ type Conn struct {
 	pmu     sync.Mutex
 	pending map[int32]chan *Command // opaque → waiter of a request this side sent
 
+	// peer is the language and version the other side put in its latest request
+	// (Java's ClientChannelInfo keeps the heartbeat's); nil until one arrived.
+	peer atomic.Pointer[peerInfo]
+
 	closeOnce sync.Once
 	closed    chan struct{}
 	loops     sync.WaitGroup // reader + writer
+}
+
+type peerInfo struct {
+	language string
+	version  int16
 }
 
 func newConn(parent context.Context, nc net.Conn, opts connOptions) *Conn {
@@ -360,6 +370,7 @@ func (c *Conn) readLoop() {
 			c.deliver(cmd)
 			continue
 		}
+		c.notePeer(cmd)
 		if c.opts.handler == nil {
 			c.logger.Debug("dropping request: no handler", "code", cmd.RequestCode(), "opaque", cmd.Opaque)
 			continue
@@ -372,6 +383,27 @@ func (c *Conn) readLoop() {
 		c.opts.handlers.Add(1)
 		go c.serve(cmd)
 	}
+}
+
+// notePeer remembers the language and version a request announced; only a
+// change costs an allocation.
+func (c *Conn) notePeer(req *Command) {
+	if p := c.peer.Load(); p != nil && p.language == req.Language && p.version == req.Version {
+		return
+	}
+	// Clone: the decoded Language may be a substring of the whole header.
+	c.peer.Store(&peerInfo{language: strings.Clone(req.Language), version: req.Version})
+}
+
+// Peer returns the language (LanguageCode name) and version (MQVersion ordinal)
+// the other side announced in its latest request, as RocketMQ's consumer and
+// producer connection lists report them; ok is false before its first request.
+func (c *Conn) Peer() (language string, version int16, ok bool) {
+	p := c.peer.Load()
+	if p == nil {
+		return "", 0, false
+	}
+	return p.language, p.version, true
 }
 
 func (c *Conn) logReadError(err error) {

@@ -19,7 +19,7 @@
 //	8+headerLen   rest       body (opaque bytes, may be empty)
 //
 // JSON header, as this package writes it (fixed key order, extFields keys sorted, every
-// ext value a JSON string, invalid UTF-8 replaced by U+FFFD):
+// ext value a JSON string, invalid UTF-8 replaced by U+FFFD; what it reads is below):
 //
 //	{"code":10,"language":"GO","version":401,"opaque":1,"flag":0,"remark":"",
 //	 "extFields":{"k":"v"},"serializeTypeCurrentRPC":"JSON"}
@@ -39,10 +39,32 @@
 // DecodeFrame checks frameLen against the limit (DefaultMaxFrameSize, 16 MiB) before it
 // allocates anything, and frames above 1 MiB grow their buffer as bytes arrive, so a peer
 // that announces a large frame and stalls costs little. Every malformed input returns an
-// error wrapping ErrMalformedFrame or ErrFrameTooLarge; decoders never panic (fuzzed by
-// FuzzDecodeFrame and FuzzDecodeHeader). Numbers outside the Go client's types (code and
-// version int16, opaque and flag int32) and non-string extFields values are rejected,
-// because the Go client rejects them too.
+// error wrapping ErrMalformedFrame or ErrFrameTooLarge that names the key, the value and
+// the rule; decoders never panic (fuzzed by FuzzDecodeFrame and FuzzDecodeHeader).
+//
+// Headers are decoded as leniently as Apache's broker decodes them (fastjson for JSON,
+// RocketMQSerializable for binary), so any client that works against Apache works here:
+//
+//	JSON extFields values   strings; numbers (their text as written: 1 → "1", big
+//	                        integers exact); true/false; objects and arrays (compact
+//	                        JSON text); null, which leaves the key out
+//	JSON integer fields     integers, integer strings ("10", "1,000"), fractions
+//	                        (truncated), true/false (1/0); null leaves them unset;
+//	                        outside code/version int16 or opaque/flag int32: an error
+//	JSON keys               case-insensitive; unknown keys ignored whatever their value
+//	binary ext entries      an empty value or key is Java's null: the entry is left out
+//
+// The table in header_json_lenient.go is the whole rule. A hand-written fast path takes
+// what clients send (keys in any case, unknown keys with any value, integer fields as
+// integers, integer strings or booleans, scalar extFields values) without reflection,
+// about 3x faster than encoding/json; the rest (repeated keys, nested extFields
+// values, fractions in integer fields, strings needing U+FFFD) falls back to the
+// lenient decoder, which is built on encoding/json. FuzzDecodeHeader holds the fast path and the all-strings
+// reference decoder (encoding/json) to the lenient one: whatever either accepts, it
+// accepts with the same result.
+//
+// A Conn remembers the language and version of the latest request its peer sent
+// (Conn.Peer), which RocketMQ's connection lists report.
 //
 // # Concurrency model
 //

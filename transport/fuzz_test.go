@@ -2,11 +2,13 @@ package transport
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -46,6 +48,10 @@ func FuzzDecodeFrame(f *testing.F) {
 }
 
 // FuzzDecodeHeader feeds header bytes of either serialize type straight to the decoders.
+// For JSON it also holds the three JSON decoders to each other: the lenient one (the
+// authority) never panics and fails only with a clear ErrMalformedFrame; whatever the
+// fast path or the all-strings reference decoder accepts, it accepts with the same
+// result.
 func FuzzDecodeHeader(f *testing.F) {
 	f.Add(byte(0), []byte(`{"code":10,"language":"GO","version":317,"opaque":1,"flag":0,"remark":"","extFields":{"k":"v"}}`))
 	f.Add(byte(0), []byte(`{"code":0,"language":9,"remark":null}`))
@@ -54,9 +60,13 @@ func FuzzDecodeHeader(f *testing.F) {
 	f.Add(byte(1), make([]byte, 21))
 	f.Add(byte(0), []byte(`{"code":0,"extFields":{"properties":"UNIQ_KEY\u0001A\u0002","a\"b":"\\\/\n"},"flag":1,"language":"JAVA","opaque":7,"serializeTypeCurrentRPC":"JSON","version":479}`))
 	f.Add(byte(0), []byte(` { "code" : -0 , "remark" : null , "extFields" : { } } `))
+	f.Add(byte(0), []byte(`{"code":11,"extFields":{"queueId":1,"queueOffset":12345678901234567890,"maxMsgNums":32.0,"sysFlag":-1e2,"commitOffset":true,"subscription":null,"x":{"a":[1,"b"]}}}`))
+	f.Add(byte(0), []byte(`{"CODE":"310","Opaque":"1,000","flag":2.9,"version":"401.00","language":"java","remark":12,"EXTFIELDS":{"a":"1"},"extFields":{"b":false}}`))
+	f.Add(byte(0), []byte(`{"code":1e999999999,"opaque":-0.0000001e3,"version":"NULL","flag":"","language":null}`))
+	f.Add(byte(0), []byte(`null`))
 	f.Fuzz(func(t *testing.T, st byte, header []byte) {
 		if SerializeType(st) == SerializeJSON {
-			checkFastJSONAgreesWithStd(t, header)
+			checkJSONDecodersAgree(t, header)
 		}
 		cmd, err := DecodeHeader(SerializeType(st), header)
 		if err != nil {
@@ -69,22 +79,50 @@ func FuzzDecodeHeader(f *testing.F) {
 	})
 }
 
-// checkFastJSONAgreesWithStd: whenever the hand-written decoder accepts a header,
-// encoding/json must accept it and produce the same command.
-func checkFastJSONAgreesWithStd(t *testing.T, header []byte) {
-	fast, ok := fastDecodeJSONHeader(header)
-	if !ok {
-		return
+// checkJSONDecodersAgree: whenever the fast path or the strict reference decoder
+// accepts a header, the lenient decoder accepts it too and produces the same command;
+// the lenient decoder's errors wrap ErrMalformedFrame and say what failed.
+func checkJSONDecodersAgree(t *testing.T, header []byte) {
+	t.Helper()
+	lenient, lerr := decodeJSONHeaderLenient(header)
+	if lerr == nil && !json.Valid(header) {
+		t.Fatalf("lenient decoder accepted invalid JSON %q", header)
 	}
-	std, err := decodeJSONHeaderStd(header)
-	if err != nil {
-		t.Fatalf("fast path accepted what encoding/json rejects (%v): %q", err, header)
+	if lerr != nil {
+		if lenient != nil {
+			t.Fatalf("lenient decoder returned a command with its error %v", lerr)
+		}
+		if !errors.Is(lerr, ErrMalformedFrame) || !strings.HasPrefix(lerr.Error(), "decode JSON header (") {
+			t.Fatalf("lenient error is not a clear ErrMalformedFrame: %v", lerr)
+		}
 	}
-	if fast.Code != std.Code || fast.Language != std.Language || fast.Version != std.Version ||
-		fast.Opaque != std.Opaque || fast.Flag != std.Flag || fast.Remark != std.Remark ||
-		(fast.ExtFields == nil) != (std.ExtFields == nil) || !maps.Equal(fast.ExtFields, std.ExtFields) {
-		t.Fatalf("fast and std decoders differ on %q:\n fast %#v\n std  %#v", header, fast, std)
+	for name, decode := range map[string]func([]byte) (*Command, bool){
+		"fast": fastDecodeJSONHeader,
+		"strict": func(b []byte) (*Command, bool) {
+			c, err := decodeJSONHeaderStrict(b)
+			return c, err == nil
+		},
+	} {
+		other, ok := decode(header)
+		if !ok {
+			continue
+		}
+		if !json.Valid(header) {
+			t.Fatalf("%s decoder accepted invalid JSON %q", name, header)
+		}
+		if lerr != nil {
+			t.Fatalf("%s decoder accepted what the lenient one rejects (%v): %q", name, lerr, header)
+		}
+		if !sameHeader(other, lenient) {
+			t.Fatalf("%s and lenient decoders differ on %q:\n %s %#v\n lenient %#v", name, header, name, other, lenient)
+		}
 	}
+}
+
+func sameHeader(a, b *Command) bool {
+	return a.Code == b.Code && a.Language == b.Language && a.Version == b.Version &&
+		a.Opaque == b.Opaque && a.Flag == b.Flag && a.Remark == b.Remark &&
+		(a.ExtFields == nil) == (b.ExtFields == nil) && maps.Equal(a.ExtFields, b.ExtFields)
 }
 
 func checkReencode(t *testing.T, cmd *Command) {

@@ -50,7 +50,12 @@ func decodeBinaryHeader(h []byte) (*Command, error) {
 	return cmd, nil
 }
 
-// decodeBinaryExt decodes repeated {keyLen int16, key, valLen int32, val}.
+// decodeBinaryExt decodes repeated {keyLen int16, key, valLen int32, val}. An
+// entry with an empty value is left out: Java's RocketMQSerializable.readStr
+// reads length 0 as null, and every header decoder takes a null for an absent
+// field (a required one then fails as missing, not as ""). An empty key is
+// Java's null key, which no header field reads; it goes too. A repeated key
+// keeps the last value, as HashMap.put does.
 func decodeBinaryExt(p []byte) (map[string]string, error) {
 	if len(p) == 0 {
 		return nil, nil
@@ -77,7 +82,11 @@ func decodeBinaryExt(p []byte) (map[string]string, error) {
 		if valLen < 0 || int64(valLen) > int64(len(p)) {
 			return nil, fmt.Errorf("ROCKETMQ ext key %q: value length %d, %d bytes left: %w", key, valLen, len(p), ErrMalformedFrame)
 		}
-		ext[key] = string(p[:valLen])
+		if keyLen > 0 && valLen > 0 {
+			ext[key] = string(p[:valLen])
+		} else {
+			delete(ext, key) // null replaces an earlier value
+		}
 		p = p[valLen:]
 	}
 	return ext, nil

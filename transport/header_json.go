@@ -1,9 +1,6 @@
 package transport
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -96,65 +93,14 @@ func appendJSONString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// jsonHeader is the decoding shape of a JSON header. Unknown keys (e.g.
-// serializeTypeCurrentRPC) are ignored. Numbers out of their Go type's range are errors:
-// the Go client fails on them the same way.
-type jsonHeader struct {
-	Code      int16             `json:"code"`
-	Language  jsonLanguage      `json:"language"`
-	Version   int16             `json:"version"`
-	Opaque    int32             `json:"opaque"`
-	Flag      int32             `json:"flag"`
-	Remark    string            `json:"remark"`
-	ExtFields map[string]string `json:"extFields"`
-}
-
-// jsonLanguage accepts the enum name (what Java and Go send) or, leniently, its ordinal.
-type jsonLanguage string
-
-func (l *jsonLanguage) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*l = jsonLanguage(s)
-		return nil
-	}
-	if bytes.Equal(b, []byte("null")) {
-		return nil
-	}
-	n, err := strconv.ParseUint(string(b), 10, 8)
-	if err != nil {
-		return fmt.Errorf("language %s: not a name or ordinal", b)
-	}
-	*l = jsonLanguage(languageName(byte(n)))
-	return nil
-}
-
+// decodeJSONHeader decodes a JSON header: the hand-written fast path for the
+// shape real clients send, else the lenient decoder that takes what Apache's
+// broker takes (header_json_lenient.go).
 func decodeJSONHeader(header []byte) (*Command, error) {
 	if cmd, ok := fastDecodeJSONHeader(header); ok {
 		return cmd, nil
 	}
-	return decodeJSONHeaderStd(header)
-}
-
-// decodeJSONHeaderStd is the reference decoder (encoding/json).
-func decodeJSONHeaderStd(header []byte) (*Command, error) {
-	var h jsonHeader
-	if err := json.Unmarshal(header, &h); err != nil {
-		return nil, fmt.Errorf("decode JSON header (%d bytes): %v: %w", len(header), err, ErrMalformedFrame)
-	}
-	cmd := &Command{
-		Code:      h.Code,
-		Language:  string(h.Language),
-		Version:   h.Version,
-		Opaque:    h.Opaque,
-		Flag:      h.Flag,
-		Remark:    h.Remark,
-		ExtFields: h.ExtFields,
-	}
-	return cmd, nil
+	return decodeJSONHeaderLenient(header)
 }
 
 // languageNames maps LanguageCode.java ordinals to names.

@@ -5,15 +5,19 @@ import (
 	"unicode/utf8"
 )
 
-// fastDecodeJSONHeader decodes the common shape of a JSON header without reflection:
-// the keys of jsonHeader spelled exactly, integers, strings, and an extFields object of
-// strings. encoding/json costs ~50 allocations and ~10 µs per header; this costs one per
-// string. It returns ok=false whenever the input strays from that shape (unknown keys
-// other than serializeTypeCurrentRPC, duplicate keys, nulls inside extFields, numbers
-// with fractions, surrogate escapes, syntax errors...) and the caller falls back to
-// encoding/json, which stays the single authority on what is accepted.
-// Invariant: when ok is true the result equals what decodeJSONHeaderStd returns (checked
-// by FuzzDecodeHeader).
+// fastDecodeJSONHeader decodes a JSON header without reflection, following
+// decodeJSONHeaderLenient's rules for what real clients send: the RemotingCommand
+// keys (exact, or in another case), integer fields as integers, numbers, integer
+// strings, booleans or null, language as a name or ordinal, remark and extFields
+// values as strings, numbers or booleans (null: absent), and unknown keys with any
+// value. encoding/json costs ~50 allocations and ~10 µs per header; this costs one
+// per escaped string. It returns ok=false when the input strays further (a repeated
+// key, nested extFields values, fractions or exponents in integer fields, surrogate
+// escapes or invalid UTF-8 in a string it keeps, nesting deeper than
+// maxSkipDepth, syntax errors...) and the caller falls back to
+// decodeJSONHeaderLenient, which stays the single authority on what is accepted.
+// Invariant: when ok is true the result equals what decodeJSONHeaderLenient returns
+// and the header is valid JSON (checked by FuzzDecodeHeader).
 func fastDecodeJSONHeader(b []byte) (cmd *Command, ok bool) {
 	// One string copy of the whole header; unescaped keys and values are substrings of
 	// it, so a typical header costs a handful of allocations instead of one per string.
@@ -39,69 +43,24 @@ func fastDecodeJSONHeader(b []byte) (cmd *Command, ok bool) {
 			return nil, false
 		}
 		p.ws()
-		var bit uint8
-		switch key {
-		case "code":
-			bit = 1 << 0
-			v, ok := p.int(-1<<15, 1<<15-1)
-			if !ok {
-				return nil, false
-			}
-			cmd.Code = int16(v)
-		case "language":
-			bit = 1 << 1
-			if cmd.Language, ok = p.str(); !ok {
-				return nil, false
-			}
-		case "version":
-			bit = 1 << 2
-			v, ok := p.int(-1<<15, 1<<15-1)
-			if !ok {
-				return nil, false
-			}
-			cmd.Version = int16(v)
-		case "opaque":
-			bit = 1 << 3
-			v, ok := p.int(-1<<31, 1<<31-1)
-			if !ok {
-				return nil, false
-			}
-			cmd.Opaque = int32(v)
-		case "flag":
-			bit = 1 << 4
-			v, ok := p.int(-1<<31, 1<<31-1)
-			if !ok {
-				return nil, false
-			}
-			cmd.Flag = int32(v)
-		case "remark":
-			bit = 1 << 5
-			if p.null() {
-				break
-			}
-			if cmd.Remark, ok = p.str(); !ok {
-				return nil, false
-			}
-		case "extFields":
-			bit = 1 << 6
-			if p.null() {
-				break
-			}
-			if cmd.ExtFields, ok = p.strMap(); !ok {
-				return nil, false
-			}
-		case "serializeTypeCurrentRPC":
-			bit = 1 << 7
-			if _, ok := p.str(); !ok {
-				return nil, false
-			}
-		default:
-			return nil, false
+		field := exactHeaderField(key)
+		if field == fieldUnknown {
+			field = matchHeaderField(key)
 		}
-		if seen&bit != 0 {
-			return nil, false
+		if field == fieldUnknown {
+			if !p.skipValue(0) {
+				return nil, false
+			}
+		} else {
+			bit := uint8(1) << field
+			if seen&bit != 0 {
+				return nil, false
+			}
+			seen |= bit
+			if !p.field(cmd, field) {
+				return nil, false
+			}
 		}
-		seen |= bit
 		p.ws()
 		if p.eat('}') {
 			return cmd, p.end()
@@ -110,6 +69,233 @@ func fastDecodeJSONHeader(b []byte) (cmd *Command, ok bool) {
 			return nil, false
 		}
 	}
+}
+
+// exactHeaderField is matchHeaderField for the spellings clients use, without
+// case folding.
+func exactHeaderField(key string) headerField {
+	switch key {
+	case "code":
+		return fieldCode
+	case "language":
+		return fieldLanguage
+	case "version":
+		return fieldVersion
+	case "opaque":
+		return fieldOpaque
+	case "flag":
+		return fieldFlag
+	case "remark":
+		return fieldRemark
+	case "extFields":
+		return fieldExtFields
+	}
+	return fieldUnknown
+}
+
+// field reads the value of one RemotingCommand field into cmd.
+func (p *jsonScanner) field(cmd *Command, f headerField) bool {
+	switch f {
+	case fieldCode:
+		v, ok := p.intField(-1<<15, 1<<15-1, int64(cmd.Code))
+		cmd.Code = int16(v)
+		return ok
+	case fieldVersion:
+		v, ok := p.intField(-1<<15, 1<<15-1, int64(cmd.Version))
+		cmd.Version = int16(v)
+		return ok
+	case fieldOpaque:
+		v, ok := p.intField(-1<<31, 1<<31-1, int64(cmd.Opaque))
+		cmd.Opaque = int32(v)
+		return ok
+	case fieldFlag:
+		v, ok := p.intField(-1<<31, 1<<31-1, int64(cmd.Flag))
+		cmd.Flag = int32(v)
+		return ok
+	case fieldLanguage:
+		if p.null() {
+			return true
+		}
+		if p.i < len(p.b) && p.b[p.i] == '"' {
+			var ok bool
+			cmd.Language, ok = p.str()
+			return ok
+		}
+		num, ok := p.number()
+		if !ok {
+			return false
+		}
+		cmd.Language, ok = languageOrdinal(num)
+		return ok
+	case fieldRemark:
+		if p.null() {
+			return true
+		}
+		var ok bool
+		cmd.Remark, ok = p.scalar()
+		return ok
+	case fieldExtFields:
+		if p.null() {
+			return true
+		}
+		var ok bool
+		cmd.ExtFields, ok = p.strMap()
+		return ok
+	}
+	return false
+}
+
+// intField reads an integer field as fastjson does (lenientInt): an integer, a
+// number without fraction or exponent, true/false, an integer string, or null
+// (old stays). Anything else, or a value outside [lo, hi], is refused.
+func (p *jsonScanner) intField(lo, hi, old int64) (int64, bool) {
+	if p.i >= len(p.b) {
+		return old, false
+	}
+	var v int64
+	switch c := p.b[p.i]; {
+	case c == 'n':
+		return old, p.null()
+	case c == 't':
+		_, ok := p.literal("true")
+		return 1, ok
+	case c == 'f':
+		_, ok := p.literal("false")
+		return 0, ok
+	case c == '"':
+		s, ok := p.str()
+		if !ok {
+			return old, false
+		}
+		n, present, ok := castStringToInt(s)
+		if !ok {
+			return old, false
+		}
+		if !present {
+			return old, true
+		}
+		v = n
+	default:
+		n, ok := p.int(lo, hi)
+		if !ok {
+			return old, false
+		}
+		v = n
+	}
+	return v, v >= lo && v <= hi
+}
+
+// maxSkipDepth bounds the nesting of an ignored value this path walks; deeper
+// ones go to encoding/json (whose own limit is 10000).
+const maxSkipDepth = 64
+
+// skipValue passes over any JSON value (an unknown key's), checking its syntax.
+func (p *jsonScanner) skipValue(depth int) bool {
+	if depth > maxSkipDepth || p.i >= len(p.b) {
+		return false
+	}
+	switch c := p.b[p.i]; {
+	case c == '"':
+		return p.skipString()
+	case c == 't':
+		_, ok := p.literal("true")
+		return ok
+	case c == 'f':
+		_, ok := p.literal("false")
+		return ok
+	case c == 'n':
+		return p.null()
+	case c == '-' || c >= '0' && c <= '9':
+		_, ok := p.number()
+		return ok
+	case c == '[':
+		p.i++
+		p.ws()
+		if p.eat(']') {
+			return true
+		}
+		for {
+			p.ws()
+			if !p.skipValue(depth + 1) {
+				return false
+			}
+			p.ws()
+			if p.eat(']') {
+				return true
+			}
+			if !p.eat(',') {
+				return false
+			}
+		}
+	case c == '{':
+		p.i++
+		p.ws()
+		if p.eat('}') {
+			return true
+		}
+		for {
+			p.ws()
+			if !p.skipString() {
+				return false
+			}
+			p.ws()
+			if !p.eat(':') {
+				return false
+			}
+			p.ws()
+			if !p.skipValue(depth + 1) {
+				return false
+			}
+			p.ws()
+			if p.eat('}') {
+				return true
+			}
+			if !p.eat(',') {
+				return false
+			}
+		}
+	}
+	return false
+}
+
+// skipString passes over a string literal, checking only what JSON requires
+// (escapes, no control characters); its bytes are never used.
+func (p *jsonScanner) skipString() bool {
+	if !p.eat('"') {
+		return false
+	}
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		p.i++
+		switch {
+		case c == '"':
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
+			if p.i >= len(p.b) {
+				return false
+			}
+			e := p.b[p.i]
+			p.i++
+			switch e {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if p.i+4 > len(p.b) {
+					return false
+				}
+				for _, h := range p.b[p.i : p.i+4] {
+					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+						return false
+					}
+				}
+				p.i += 4
+			default:
+				return false
+			}
+		}
+	}
+	return false
 }
 
 type jsonScanner struct {
@@ -273,7 +459,9 @@ func (p *jsonScanner) strEscaped(start int) (string, bool) {
 	return "", false
 }
 
-// strMap parses an object whose values are all strings; duplicate keys are refused.
+// strMap parses extFields: an object whose values are strings, numbers (kept as
+// written), true/false, or null (the key is left out, as fastjson's readers take a
+// null for absent). Duplicate keys are refused.
 func (p *jsonScanner) strMap() (map[string]string, bool) {
 	if !p.eat('{') {
 		return nil, false
@@ -294,14 +482,16 @@ func (p *jsonScanner) strMap() (map[string]string, bool) {
 			return nil, false
 		}
 		p.ws()
-		v, ok := p.str()
-		if !ok {
-			return nil, false
-		}
 		if _, dup := m[k]; dup {
 			return nil, false
 		}
-		m[k] = v
+		if !p.null() {
+			v, ok := p.scalar()
+			if !ok {
+				return nil, false
+			}
+			m[k] = v
+		}
 		p.ws()
 		if p.eat('}') {
 			return m, true
@@ -310,4 +500,63 @@ func (p *jsonScanner) strMap() (map[string]string, bool) {
 			return nil, false
 		}
 	}
+}
+
+// scalar parses a string, a number (returned as written) or true/false.
+func (p *jsonScanner) scalar() (string, bool) {
+	if p.i >= len(p.b) {
+		return "", false
+	}
+	switch c := p.b[p.i]; {
+	case c == '"':
+		return p.str()
+	case c == 't':
+		return p.literal("true")
+	case c == 'f':
+		return p.literal("false")
+	case c == '-' || c >= '0' && c <= '9':
+		return p.number()
+	}
+	return "", false
+}
+
+func (p *jsonScanner) literal(word string) (string, bool) {
+	if len(p.b)-p.i >= len(word) && p.s[p.i:p.i+len(word)] == word {
+		p.i += len(word)
+		return word, true
+	}
+	return "", false
+}
+
+// number parses a JSON number, -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, and
+// returns its text.
+func (p *jsonScanner) number() (string, bool) {
+	start := p.i
+	p.eat('-')
+	switch {
+	case p.eat('0'):
+	case p.digits() == 0:
+		return "", false
+	}
+	if p.eat('.') && p.digits() == 0 {
+		return "", false
+	}
+	if p.eat('e') || p.eat('E') {
+		if !p.eat('+') {
+			p.eat('-')
+		}
+		if p.digits() == 0 {
+			return "", false
+		}
+	}
+	return p.s[start:p.i], true
+}
+
+// digits skips [0-9]* and returns how many.
+func (p *jsonScanner) digits() int {
+	start := p.i
+	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+		p.i++
+	}
+	return p.i - start
 }

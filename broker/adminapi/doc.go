@@ -1,5 +1,7 @@
 // Package adminapi serves the broker's administration request codes: topic
-// create, read and delete, the subscription-group table, runtime info, raft membership,
+// create, read, delete and stats, the subscription-group table and its edits,
+// consume stats and the consumer and producer connection lists that Apache's
+// mqadmin and dashboard read, runtime info, raft membership,
 // leadership and snapshots, consumer progress, and the consumer-management codes
 // an admin tool sends (GET_CONSUMER_RUNNING_INFO relayed to a client,
 // INVOKE_BROKER_TO_RESET_OFFSET), and the ACL 1.0 codes 50–54 (accounts changed
@@ -11,14 +13,17 @@
 //
 // Each file refers only to the files below it:
 //
-//	api.go       Config, Deps, API, New
-//	topics.go    UPDATE_AND_CREATE_TOPIC, DELETE_TOPIC_IN_BROKER, GET_TOPIC_CONFIG, GET_ALL_SUBSCRIPTIONGROUP_CONFIG
-//	raft.go      GET_BROKER_RUNTIME_INFO, RaftPeers, the membership codes, RaftSnapshot
-//	progress.go  QueueProgress, GroupProgress, ConsumerProgress
-//	reset.go     INVOKE_BROKER_TO_RESET_OFFSET (offset rule, gson body, client notification)
-//	running.go   GET_CONSUMER_RUNNING_INFO (relay to the client)
-//	acl.go       the ACL codes 50–54 (edit the ACL in force, replicate the document)
-//	register.go  Register: every code with its policy
+//	api.go          Config, Deps, API, New
+//	topics.go       UPDATE_AND_CREATE_TOPIC, DELETE_TOPIC_IN_BROKER, GET_TOPIC_CONFIG, GET_ALL_SUBSCRIPTIONGROUP_CONFIG
+//	groups.go       UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, DELETE_SUBSCRIPTIONGROUP
+//	stats.go        GET_TOPIC_STATS_INFO, GET_CONSUME_STATS (MessageQueue-keyed tables)
+//	connections.go  GET_CONSUMER_CONNECTION_LIST, GET_PRODUCER_CONNECTION_LIST
+//	raft.go         GET_BROKER_RUNTIME_INFO, RaftPeers, the membership codes, RaftSnapshot
+//	progress.go     QueueProgress, GroupProgress, ConsumerProgress (rocketraft's 9106; 208 is Apache's)
+//	reset.go        INVOKE_BROKER_TO_RESET_OFFSET (offset rule, gson body, client notification)
+//	running.go      GET_CONSUMER_RUNNING_INFO (relay to the client)
+//	acl.go          the ACL codes 50–54 (edit the ACL in force, replicate the document)
+//	register.go     Register: every code with its policy
 //
 // # Imports
 //

@@ -116,6 +116,9 @@ func TestTopicConfigReadsWhatCreateStored(t *testing.T) {
 			t.Errorf("%s = %v, want %v (body %s)", key, got[key], want, resp.Body)
 		}
 	}
+	if attrs, ok := got["attributes"].(map[string]any); !ok || len(attrs) != 0 {
+		t.Errorf("attributes = %#v, want {} (the dashboard NPEs on null; body %s)", got["attributes"], resp.Body)
+	}
 	_, err = fx.api.topicConfig(ctx, request(transport.GetTopicConfig, map[string]string{"topic": "Missing"}))
 	if !errors.Is(err, fsm.ErrTopicNotFound) || route.ResponseCode(err) != transport.TopicNotExist || !strings.Contains(err.Error(), "Missing") {
 		t.Errorf("missing topic: %v (code %s)", err, route.ResponseCode(err))

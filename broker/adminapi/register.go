@@ -6,14 +6,18 @@ import (
 )
 
 // Register adds every admin code to t. Changes of replicated state, and
-// ConsumerProgress and the offset reset (which need the leader's unreplicated
-// offsets), are Leader: a follower relays them. Reads of this node's own state
-// and the relay to a client connected here are Local.
+// GET_CONSUME_STATS, ConsumerProgress and the offset reset (which need the
+// leader's unreplicated offsets), are Leader: a follower relays them. Reads of
+// this node's own state (topic stats, the connections of clients that
+// heartbeat it) and the relay to a client connected here are Local.
 func (a *API) Register(t *route.Table) {
 	t.Handle(route.Leader, a.createTopic, transport.UpdateAndCreateTopic)
 	t.Handle(route.Leader, a.deleteTopic, transport.DeleteTopicInBroker)
 	t.Handle(route.Leader, a.topicConfig, transport.GetTopicConfig)
 	t.Handle(route.Local, a.allSubscriptionGroups, transport.GetAllSubscriptionGroupConfig)
+	t.Handle(route.Leader, a.updateSubscriptionGroup, transport.UpdateAndCreateSubscriptionGroup)
+	t.Handle(route.Leader, a.deleteSubscriptionGroup, transport.DeleteSubscriptionGroup)
+	t.Handle(route.Local, a.topicStats, transport.GetTopicStatsInfo)
 
 	t.Handle(route.Local, a.runtimeInfoHandler, transport.GetBrokerRuntimeInfo)
 	t.Handle(route.Local, a.raftPeers, transport.RaftPeers)
@@ -21,7 +25,10 @@ func (a *API) Register(t *route.Table) {
 		transport.RaftTransferLeader, transport.RaftAddVoter, transport.RaftAddNonvoter, transport.RaftRemoveServer)
 	t.Handle(route.Local, a.raftSnapshot, transport.RaftSnapshot)
 
+	t.Handle(route.Leader, a.consumeStats, transport.GetConsumeStats)
 	t.Handle(route.Leader, a.consumerProgress, transport.ConsumerProgress)
+	t.Handle(route.Local, a.consumerConnections, transport.GetConsumerConnectionList)
+	t.Handle(route.Local, a.producerConnections, transport.GetProducerConnectionList)
 	t.Handle(route.Leader, a.resetOffset, transport.InvokeBrokerToResetOffset)
 	t.Handle(route.Local, a.consumerRunningInfo, transport.GetConsumerRunningInfo)
 

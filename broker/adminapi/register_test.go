@@ -26,6 +26,15 @@ func TestRegisterPolicies(t *testing.T) {
 		transport.ConsumerProgress:              route.Leader,
 		transport.GetConsumerRunningInfo:        route.Local,
 		transport.InvokeBrokerToResetOffset:     route.Leader,
+		// RocketMQ's tool codes (issue 16): writes and the stats that read the
+		// leader's pending offsets go to the leader; soft state and applied
+		// queue offsets are read where they are asked.
+		transport.UpdateAndCreateSubscriptionGroup: route.Leader,
+		transport.DeleteSubscriptionGroup:          route.Leader,
+		transport.GetConsumeStats:                  route.Leader,
+		transport.GetTopicStatsInfo:                route.Local,
+		transport.GetConsumerConnectionList:        route.Local,
+		transport.GetProducerConnectionList:        route.Local,
 	}
 	table := route.NewTable()
 	New(Deps{}).Register(table)

@@ -82,7 +82,19 @@ func (a *API) topicConfig(_ context.Context, req *route.Request) (*transport.Com
 	if !ok {
 		return nil, fmt.Errorf("topic %s on broker %s: %w", topic, a.d.BrokerName, fsm.ErrTopicNotFound)
 	}
-	body, err := json.Marshal(t)
+	if t.TopicFilterType == "" {
+		t.TopicFilterType = fsm.TopicFilterSingleTag
+	}
+	// attributes is always an object: the dashboard's "send message" reads
+	// attributes["message.type"] from it and fails on null.
+	attrs := t.Attributes
+	if attrs == nil {
+		attrs = map[string]string{}
+	}
+	body, err := json.Marshal(struct {
+		fsm.TopicConfig
+		Attributes map[string]string `json:"attributes"`
+	}{t, attrs})
 	if err != nil {
 		return nil, err
 	}

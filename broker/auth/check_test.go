@@ -69,6 +69,7 @@ func TestCheckRules(t *testing.T) {
 			map[string]string{tsign.AccessKeyField: "consumerAK", "topic": "Payments"}, nil, netip.MustParseAddr("192.168.7.7"), ""},
 		{"pull with SUB on topic and group", transport.PullMessage, consumer(map[string]string{"topic": "Orders", "consumerGroup": "billing"}, nil), nil, outside, ""},
 		{"pull of a denied group", transport.PullMessage, consumer(map[string]string{"topic": "Orders", "consumerGroup": "other"}, nil), nil, outside, "group other"},
+		{"lite pull (361) is checked like a pull", transport.LitePullMessage, consumer(map[string]string{"topic": "Orders", "consumerGroup": "other"}, nil), nil, outside, "group other"},
 		{"publish needs PUB", transport.SendMessage, consumer(map[string]string{"topic": "Orders"}, []byte("x")), []byte("x"), outside, "needs PUB"},
 		{"retry topic send is the group", transport.SendMessage, consumer(map[string]string{"topic": "%RETRY%billing"}, nil), nil, outside, ""},
 		{"V2 send reads b", transport.SendMessageV2, consumer(map[string]string{"a": "pg", "b": "Audit"}, nil), nil, outside, ""},

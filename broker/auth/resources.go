@@ -89,7 +89,7 @@ func needs(code transport.RequestCode, ext map[string]string, body []byte) ([]ne
 		return []need{topicNeed(topic, PermPub)}, nil
 	case transport.ConsumerSendMsgBack:
 		return []need{groupNeed(ext["group"])}, nil
-	case transport.PullMessage, transport.QueryConsumerOffset, transport.UpdateConsumerOffset:
+	case transport.PullMessage, transport.LitePullMessage, transport.QueryConsumerOffset, transport.UpdateConsumerOffset:
 		return []need{topicNeed(ext["topic"], PermSub), groupNeed(ext["consumerGroup"])}, nil
 	case transport.QueryMessage, transport.GetMaxOffset, transport.GetMinOffset, transport.SearchOffsetByTimestamp:
 		return []need{topicNeed(ext["topic"], PermSub)}, nil

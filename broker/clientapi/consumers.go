@@ -7,12 +7,17 @@ import (
 
 	"github.com/rocketraft/rocketraft/broker/clients"
 	"github.com/rocketraft/rocketraft/broker/route"
-	"github.com/rocketraft/rocketraft/fsm"
 	"github.com/rocketraft/rocketraft/transport"
 )
 
 // handleHeartbeat serves HEART_BEAT (34): record the client's groups on this
-// node (every node tracks heartbeats) and, on the leader, create %RETRY%<group>.
+// node (every node tracks heartbeats) and, on the leader, give every consumer
+// group its subscription config and %RETRY%<group>, as Apache's
+// ClientManageProcessor.heartBeat does for every consumer group it is sent
+// (broadcasting ones included: mqadmin finds a group through that topic). The
+// answer carries this side's version (≥ 232, which Java requires before it
+// pulls with SQL92) and never IS_SUPPORT_HEART_BEAT_V2: the registry keeps no
+// subscriptions for a v2 client's withoutSub heartbeats.
 func (a *API) handleHeartbeat(ctx context.Context, req *route.Request) (*transport.Command, error) {
 	hb, err := clients.ParseHeartbeat(req.Body)
 	if err != nil {
@@ -23,31 +28,15 @@ func (a *API) handleHeartbeat(ctx context.Context, req *route.Request) (*transpo
 	}
 	if a.leading() {
 		for _, c := range hb.ConsumerDataSet {
-			if c.MessageModel == "BROADCASTING" || route.ValidateGroup(c.GroupName) != nil {
+			if route.ValidateGroup(c.GroupName) != nil {
 				continue
 			}
-			a.ensureRetryTopic(ctx, c.GroupName)
+			if err := a.ensureRetryTopic(ctx, c.GroupName); err != nil {
+				a.d.Logger.Warn("create retry topic failed", "group", c.GroupName, "error", err)
+			}
 		}
 	}
 	return transport.NewResponse(transport.Success, ""), nil
-}
-
-// ensureRetryTopic creates %RETRY%<group> (1 queue) and its subscription group.
-func (a *API) ensureRetryTopic(ctx context.Context, group string) {
-	name := RetryPrefix + group
-	if _, ok := a.d.Replica.Topic(name); ok {
-		return
-	}
-	cctx, cancel := context.WithTimeout(ctx, topicChangeTimeout)
-	defer cancel()
-	if err := a.d.Replica.UpsertTopic(cctx, fsm.NewTopic(name, 1, fsm.PermRead|fsm.PermWrite)); err != nil {
-		a.d.Logger.Warn("create retry topic failed", "topic", name, "error", err)
-		return
-	}
-	if err := a.d.Replica.UpsertSubscriptionGroup(cctx, fsm.DefaultSubscriptionGroup(group)); err != nil {
-		a.d.Logger.Warn("create subscription group failed", "group", group, "error", err)
-	}
-	a.d.TopicsChanged()
 }
 
 // handleConsumerList serves GET_CONSUMER_LIST_BY_GROUP (38).

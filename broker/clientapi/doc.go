@@ -2,7 +2,8 @@
 // SEND (10/310/320) and its rewrites (delay levels, timed delivery, retry and
 // DLQ, half messages), CONSUMER_SEND_MSG_BACK, END_TRANSACTION, request/reply,
 // PULL with TAG/SQL92 filters and long polling, consumer offsets, heartbeats and
-// consumer lists, orderly-consumption queue locks, and queries by key or id.
+// consumer lists, CHECK_CLIENT_CONFIG, orderly-consumption queue locks, and
+// queries by key or id. LITE_PULL_MESSAGE is PULL under another code.
 //
 // # A produce request
 //
@@ -16,8 +17,9 @@
 // writes with route.Leader, and the forwarding stage relays them.
 //
 // Files, bottom up: api.go, placement.go, send.go, reply.go, sendback.go,
-// transaction.go, pull.go, offsets.go, consumers.go, query.go, routes.go (the
-// table, at the top: it references every handler).
+// transaction.go, pull.go, offsets.go, consumers.go, clientconfig.go
+// (CHECK_CLIENT_CONFIG), query.go, routes.go (the table, at the top: it
+// references every handler).
 //
 // It may import broker/replica, broker/route, broker/clients, broker/offsets,
 // broker/schedule, broker/transaction, fsm, store and transport.

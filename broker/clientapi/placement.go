@@ -142,6 +142,35 @@ func (a *API) ensureTopic(ctx context.Context, name string, queues int32) error 
 	return nil
 }
 
+// ensureRetryTopic is the one place %RETRY%<group> is made (heartbeat,
+// send-back): the group's subscription config, created with RocketMQ's
+// defaults when missing (autoCreateSubscriptionGroup), then the topic with the
+// group's retryQueueNums (1 by default), perm RW, both through raft
+// (TopicConfigManager.createTopicInSendMessageBackMethod). Nothing is written
+// when both exist.
+func (a *API) ensureRetryTopic(ctx context.Context, group string) error {
+	cctx, cancel := context.WithTimeout(ctx, topicChangeTimeout)
+	defer cancel()
+	cfg, ok := a.subscriptionGroup(group)
+	if !ok {
+		cfg = fsm.DefaultSubscriptionGroup(group)
+		if err := a.d.Replica.UpsertSubscriptionGroup(cctx, cfg); err != nil {
+			return fmt.Errorf("create subscription group %s: %w", group, err)
+		}
+	}
+	return a.ensureTopic(cctx, RetryPrefix+group, max(cfg.RetryQueueNums, 1))
+}
+
+// subscriptionGroup is the replicated config of group.
+func (a *API) subscriptionGroup(group string) (fsm.SubscriptionGroupConfig, bool) {
+	for _, g := range a.d.Replica.SubscriptionGroups() {
+		if g.GroupName == group {
+			return g, true
+		}
+	}
+	return fsm.SubscriptionGroupConfig{}, false
+}
+
 // EnsureTopic is ensureTopic for the transaction check service (its
 // TRANS_CHECK_MAX_TIME_TOPIC).
 func (a *API) EnsureTopic(ctx context.Context, name string, queues int32) error {

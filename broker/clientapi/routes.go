@@ -19,9 +19,12 @@ func (a *API) Register(t *route.Table) {
 	t.Handle(route.Leader, a.handleUnlockBatch, transport.UnlockBatchMQ)
 	t.Handle(route.LeaderOneway, a.handleUpdateOffset, transport.UpdateConsumerOffset)
 
-	t.Handle(route.Local, a.handlePull, transport.PullMessage)
+	// LITE_PULL_MESSAGE (361, Java 5.x lite-pull consumers) is PULL_MESSAGE
+	// under its own code, as Apache serves it.
+	t.Handle(route.Local, a.handlePull, transport.PullMessage, transport.LitePullMessage)
 	t.Handle(route.Local, a.handleHeartbeat, transport.HeartBeat)
 	t.Handle(route.Local, a.handleUnregisterClient, transport.UnregisterClient)
+	t.Handle(route.Local, a.handleCheckClientConfig, transport.CheckClientConfig)
 	t.Handle(route.Local, a.handleConsumerList, transport.GetConsumerListByGroup)
 	t.Handle(route.Local, a.handleQueryOffset, transport.QueryConsumerOffset)
 	t.Handle(route.Local, a.handleMaxOffset, transport.GetMaxOffset)

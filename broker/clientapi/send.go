@@ -208,6 +208,9 @@ func withCluster(props, cluster string) string {
 	if _, ok := store.Property(props, propertyCluster); ok {
 		return props
 	}
+	if props != "" && props[len(props)-1] != '\x02' {
+		props += "\x02" // Java writes no separator after its last property
+	}
 	return props + propertyCluster + "\x01" + cluster + "\x02"
 }
 

@@ -106,9 +106,8 @@ func (a *API) sendBackRecord(ctx context.Context, h SendBackHeader) ([]byte, err
 		if level == 0 {
 			level = schedule.DelayLevel(3 + m.ReconsumeTimes)
 		}
-		retry := RetryPrefix + h.Group
-		if err = a.ensureTopic(ctx, retry, 1); err == nil {
-			p, err = a.placeDelayed(ctx, retry, 0, encoded, level)
+		if err = a.ensureRetryTopic(ctx, h.Group); err == nil {
+			p, err = a.placeDelayed(ctx, RetryPrefix+h.Group, 0, encoded, level)
 		}
 	}
 	if err != nil {

@@ -16,6 +16,7 @@ type consumerClient struct {
 }
 
 type consumerGroupState struct {
+	consumeType      string
 	messageModel     string
 	consumeFromWhere string
 	subscriptions    map[string]Subscription    // topic → latest subscription
@@ -81,7 +82,7 @@ func (r *Registry) Heartbeat(conn *transport.Conn, hb Heartbeat, now time.Time) 
 			g = &consumerGroupState{subscriptions: make(map[string]Subscription), clients: make(map[uint64]*consumerClient)}
 			r.consumers[c.GroupName] = g
 		}
-		g.messageModel, g.consumeFromWhere = c.MessageModel, c.ConsumeFromWhere
+		g.consumeType, g.messageModel, g.consumeFromWhere = c.ConsumeType, c.MessageModel, c.ConsumeFromWhere
 		for _, s := range c.SubscriptionDataSet {
 			g.subscriptions[s.Topic] = s
 		}

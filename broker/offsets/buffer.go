@@ -34,6 +34,18 @@ func (b *Buffer) Put(group, topic string, queueID int32, off store.QueueOffset) 
 	b.mu.Unlock()
 }
 
+// Forget drops the pending offsets of group (its offsets are being deleted:
+// flushing them afterwards would bring them back).
+func (b *Buffer) Forget(group string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for k := range b.pending {
+		if k.group == group {
+			delete(b.pending, k)
+		}
+	}
+}
+
 // Committed is the latest committed offset: pending on this leader, else
 // replicated.
 func (b *Buffer) Committed(group, topic string, queueID int32) (store.QueueOffset, bool) {

@@ -58,3 +58,18 @@ func TestFailedFlushRestoresUnlessNewer(t *testing.T) {
 		t.Fatalf("after failed flush = %d, %v; want 6 kept pending", off, ok)
 	}
 }
+
+func TestForgetDropsOnlyThatGroupsPendingOffsets(t *testing.T) {
+	rep := fakereplica.New(nil, replica.RoleLeader)
+	b := NewBuffer(rep)
+	b.Put("gone", "T", 0, 5)
+	b.Put("gone", "U", 1, 6)
+	b.Put("kept", "T", 0, 7)
+	b.Forget("gone")
+	if _, ok := b.Committed("gone", "T", 0); ok {
+		t.Fatal("a forgotten group's offset is still pending")
+	}
+	if offs := b.take(); len(offs) != 1 || offs[0].Group != "kept" || offs[0].Offset != 7 {
+		t.Fatalf("pending after Forget = %+v, want only kept/T/0=7", offs)
+	}
+}

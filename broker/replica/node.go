@@ -95,6 +95,10 @@ func (r *nodeReplica) UpsertSubscriptionGroup(ctx context.Context, g fsm.Subscri
 	return r.applyConfig(ctx, fsm.SubscriptionGroupUpsert{Group: g})
 }
 
+func (r *nodeReplica) DeleteSubscriptionGroup(ctx context.Context, name string, cleanOffsets bool) error {
+	return r.applyConfig(ctx, fsm.SubscriptionGroupDelete{Group: name, CleanOffsets: cleanOffsets})
+}
+
 func (r *nodeReplica) CommitOffsets(ctx context.Context, offsets []fsm.OffsetEntry) error {
 	return r.applyConfig(ctx, fsm.ConsumerOffsets{Offsets: offsets})
 }

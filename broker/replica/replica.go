@@ -23,6 +23,10 @@ type Metadata interface {
 	UpsertTopic(ctx context.Context, t fsm.TopicConfig) error
 	DeleteTopic(ctx context.Context, name string) error
 	UpsertSubscriptionGroup(ctx context.Context, g fsm.SubscriptionGroupConfig) error
+	// DeleteSubscriptionGroup removes a group's config and, with cleanOffsets,
+	// its committed offsets; a missing group fails with ErrConfigRefused
+	// wrapping fsm.ErrGroupNotFound.
+	DeleteSubscriptionGroup(ctx context.Context, name string, cleanOffsets bool) error
 	CommitOffsets(ctx context.Context, offsets []fsm.OffsetEntry) error
 
 	Topic(name string) (fsm.TopicConfig, bool)

@@ -47,6 +47,7 @@ var errorTable = []errorCode{
 	{fsm.ErrGroupNotFound, transport.SubscriptionGroupNotExist},
 	{ErrSubscriptionNotExist, transport.SubscriptionNotExist},
 	{ErrSubscriptionParse, transport.SubscriptionParseFailed},
+	{ErrConsumerNotOnline, transport.ConsumerNotOnline},
 	// The group cannot take it now; the Go client retries these, and the route
 	// refresh or our forwarding finds the leader.
 	{replica.ErrBusy, transport.SystemBusy},
@@ -61,6 +62,7 @@ var errorTable = []errorCode{
 	{fsm.ErrTransactionDecided, transport.SystemError},
 	{ErrHalfMessage, transport.SystemError},
 	{ErrMessageLookup, transport.SystemError},
+	{ErrProducerNotExist, transport.SystemError},
 	{store.ErrOffsetOutOfRange, transport.SystemError},
 	{store.ErrCorrupt, transport.SystemError},
 	{store.ErrClosed, transport.SystemError}, // the node is shutting down

@@ -31,6 +31,12 @@ var (
 	// no message here; SYSTEM_ERROR, like Java's "look message by offset failed",
 	// and the client falls back to a plain SEND to %RETRY%<group>.
 	ErrMessageLookup = errors.New("message lookup by offset failed")
+	// ErrConsumerNotOnline: GET_CONSUMER_CONNECTION_LIST for a group with no
+	// member connected; CONSUMER_NOT_ONLINE, as Apache answers it.
+	ErrConsumerNotOnline = errors.New("consumer group not online")
+	// ErrProducerNotExist: GET_PRODUCER_CONNECTION_LIST for a group this node
+	// never saw; SYSTEM_ERROR, as Apache answers it.
+	ErrProducerNotExist = errors.New("producer group does not exist")
 )
 
 // ACL administration failures: the handler of 50, 51 or 53 wraps the reason

@@ -3,6 +3,7 @@ package route
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Fields reads typed values out of a request's extFields and remembers the
@@ -61,14 +62,16 @@ func (f *Fields) Int32(key string, required bool, def int32) int32 {
 	return int32(n)
 }
 
-// Bool is true or false, def when absent or empty.
+// Bool is true or false in any case (Java's Boolean.parseBoolean, which
+// Apache's header decoder uses), def when absent or empty. Java reads any other
+// text as false; here it is a problem, named.
 func (f *Fields) Bool(key string, def bool) bool {
-	switch v := f.m[key]; v {
-	case "":
+	switch v := f.m[key]; {
+	case v == "":
 		return def
-	case "true":
+	case strings.EqualFold(v, "true"):
 		return true
-	case "false":
+	case strings.EqualFold(v, "false"):
 		return false
 	default:
 		f.Fail(key, v, "must be true or false")

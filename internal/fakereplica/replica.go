@@ -127,6 +127,26 @@ func (f *Replica) UpsertSubscriptionGroup(_ context.Context, g fsm.SubscriptionG
 	return nil
 }
 
+// DeleteSubscriptionGroup is the FSM's rule: a missing group is refused; with
+// cleanOffsets the group's committed offsets go too.
+func (f *Replica) DeleteSubscriptionGroup(_ context.Context, name string, cleanOffsets bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.groups[name]; !ok {
+		return fmt.Errorf("%w: delete group=%s: %w", replica.ErrConfigRefused, name, fsm.ErrGroupNotFound)
+	}
+	delete(f.groups, name)
+	if cleanOffsets {
+		for k := range f.offsets {
+			if k.group == name {
+				delete(f.offsets, k)
+			}
+		}
+	}
+	f.version++
+	return nil
+}
+
 func (f *Replica) CommitOffsets(_ context.Context, offs []fsm.OffsetEntry) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
