@@ -191,18 +191,15 @@ func newProblems(before, after problems) problems {
 // java.util.Properties.load (mqadmin getBrokerConfig) and ApplyLive read the
 // exact value back; a set secret shows as Mask.
 func (b Broker) PropertiesText() string {
-	var sb strings.Builder
-	for _, s := range brokerKeys {
+	ps := make([]Property, len(brokerKeys))
+	for i, s := range brokerKeys {
 		v := s.get(&b)
 		if isSecretKey(s.name) && b.NamesrvAuthSecret != "" {
 			v = Mask
 		}
-		sb.WriteString(escapeProperty(s.name, true))
-		sb.WriteByte('=')
-		sb.WriteString(escapeProperty(v, false))
-		sb.WriteByte('\n')
+		ps[i] = Property{Key: s.name, Value: v}
 	}
-	return sb.String()
+	return WriteProperties(ps)
 }
 
 // escapeProperty escapes s as java.util.Properties.store does: backslash and
@@ -240,4 +237,34 @@ func escapeProperty(s string, key bool) string {
 		}
 	}
 	return b.String()
+}
+
+// Property is one key=value entry of Java properties text.
+type Property struct {
+	Key, Value string
+}
+
+// ParseProperties reads Java properties text (GET_BROKER_CONFIG's body) into
+// its entries in order, with java.util.Properties.load's grammar; a malformed
+// escape is an error naming its line's key.
+func ParseProperties(text string) ([]Property, error) {
+	raw, probs := parseProperties("", []byte(text))
+	if err := probs.err(); err != nil {
+		return nil, err
+	}
+	out := make([]Property, len(raw))
+	for i, e := range raw {
+		out[i] = Property{Key: e.key, Value: e.value}
+	}
+	return out, nil
+}
+
+// WriteProperties writes ps as Java properties text, one escaped key=value
+// line each (UPDATE_BROKER_CONFIG's body).
+func WriteProperties(ps []Property) string {
+	var sb strings.Builder
+	for _, p := range ps {
+		sb.WriteString(escapeProperty(p.Key, true) + "=" + escapeProperty(p.Value, false) + "\n")
+	}
+	return sb.String()
 }

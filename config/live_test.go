@@ -146,3 +146,18 @@ func TestLiveKeysAreBrokerKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestParseAndWriteProperties(t *testing.T) {
+	in := []Property{{"a", "1"}, {"path", `C:\x y`}, {"k=1", " v"}}
+	got, err := ParseProperties(WriteProperties(in) + "# comment\n! also\n\nb : 2\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(slices.Clone(in), Property{"b", "2"})
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if _, err := ParseProperties(`bad=\u12`); err == nil || !strings.Contains(err.Error(), "bad") {
+		t.Errorf("malformed escape: %v", err)
+	}
+}

@@ -16,6 +16,9 @@ func (a *API) Register(t *route.Table) {
 	t.Handle(route.Local, a.allSubscriptionGroups, transport.GetAllSubscriptionGroupConfig)
 
 	t.Handle(route.Local, a.runtimeInfoHandler, transport.GetBrokerRuntimeInfo)
+	t.Handle(route.Local, a.viewBrokerStats, transport.ViewBrokerStatsData)
+	t.Handle(route.Local, a.brokerConfig, transport.GetBrokerConfig)
+	t.Handle(route.Local, a.updateBrokerConfig, transport.UpdateBrokerConfig)
 	t.Handle(route.Local, a.raftPeers, transport.RaftPeers)
 	t.Handle(route.Leader, a.raftChange,
 		transport.RaftTransferLeader, transport.RaftAddVoter, transport.RaftAddNonvoter, transport.RaftRemoveServer)

@@ -26,6 +26,8 @@ func TestRegisterPolicies(t *testing.T) {
 		transport.ConsumerProgress:              route.Leader,
 		transport.GetConsumerRunningInfo:        route.Local,
 		transport.InvokeBrokerToResetOffset:     route.Leader,
+		// Per node, as Apache's are per broker address (issue 16).
+		transport.ViewBrokerStatsData: route.Local, transport.GetBrokerConfig: route.Local, transport.UpdateBrokerConfig: route.Local,
 	}
 	table := route.NewTable()
 	New(Deps{}).Register(table)

@@ -1,11 +1,15 @@
 package stats
 
 import (
+	"context"
 	"math"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rocketraft/rocketraft/broker/route"
+	"github.com/rocketraft/rocketraft/transport"
 )
 
 var t0 = time.Date(2025, 3, 1, 23, 59, 0, 0, time.UTC)
@@ -190,5 +194,37 @@ func TestJavaDouble(t *testing.T) {
 		if got := JavaDouble(f); got != want {
 			t.Errorf("JavaDouble(%v) = %q, want %q", f, got, want)
 		}
+	}
+}
+
+func TestSendStage(t *testing.T) {
+	s := New("c", t0)
+	leading := true
+	ok := func(context.Context, *route.Request) (*transport.Command, error) {
+		return transport.NewResponse(transport.Success, ""), nil
+	}
+	refused := func(context.Context, *route.Request) (*transport.Command, error) {
+		return nil, route.ErrNoPermission
+	}
+	send := &route.Request{Command: transport.NewRequest(transport.SendMessageV2, nil, nil)}
+	pull := &route.Request{Command: transport.NewRequest(transport.PullMessage, nil, nil)}
+	stage := s.SendStage(func() bool { return leading })
+	for _, call := range []struct {
+		h   route.Handler
+		req *route.Request
+	}{{ok, send}, {ok, send}, {refused, send}, {ok, pull}, {refused, pull}} {
+		_, _ = stage(call.h)(context.Background(), call.req)
+	}
+	leading = false
+	_, _ = stage(refused)(context.Background(), send) // a follower's relay: the leader counts it
+	rt := s.Runtime(t0)
+	timed := 0
+	for _, f := range strings.Fields(rt["putMessageDistributeTime"]) {
+		_, n, _ := strings.Cut(f, ":")
+		v, _ := strconv.Atoi(n)
+		timed += v
+	}
+	if timed != 2 || rt["putMessageFailedTimes"] != "1" {
+		t.Errorf("distribution %q failed %q, want 2 timed sends and 1 failure", rt["putMessageDistributeTime"], rt["putMessageFailedTimes"])
 	}
 }
