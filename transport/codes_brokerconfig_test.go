@@ -9,12 +9,13 @@ func TestBrokerConfigCodesAreRocketMQs(t *testing.T) {
 		25:  "UPDATE_BROKER_CONFIG(25)",
 		26:  "GET_BROKER_CONFIG(26)",
 		315: "VIEW_BROKER_STATS_DATA(315)",
+		300: "QUERY_TOPIC_CONSUME_BY_WHO(300)",
 	} {
 		if got := code.String(); got != want {
 			t.Errorf("RequestCode(%d).String() = %q, want %q", code, got, want)
 		}
 	}
-	if UpdateBrokerConfig != 25 || GetBrokerConfig != 26 || ViewBrokerStatsData != 315 {
-		t.Errorf("codes %d %d %d, want Apache's 25 26 315", UpdateBrokerConfig, GetBrokerConfig, ViewBrokerStatsData)
+	if UpdateBrokerConfig != 25 || GetBrokerConfig != 26 || ViewBrokerStatsData != 315 || QueryTopicConsumeByWho != 300 {
+		t.Errorf("codes %d %d %d %d, want Apache's 25 26 315 300", UpdateBrokerConfig, GetBrokerConfig, ViewBrokerStatsData, QueryTopicConsumeByWho)
 	}
 }

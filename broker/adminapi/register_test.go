@@ -28,6 +28,7 @@ func TestRegisterPolicies(t *testing.T) {
 		transport.InvokeBrokerToResetOffset:     route.Leader,
 		// Per node, as Apache's are per broker address (issue 16).
 		transport.ViewBrokerStatsData: route.Local, transport.GetBrokerConfig: route.Local, transport.UpdateBrokerConfig: route.Local,
+		transport.QueryTopicConsumeByWho: route.Local,
 	}
 	table := route.NewTable()
 	New(Deps{}).Register(table)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/rocketraft/rocketraft/broker/replica"
@@ -148,6 +150,41 @@ func (a *API) viewBrokerStats(_ context.Context, req *route.Request) (*transport
 		return nil, fmt.Errorf("the stats <%s> <%s> do not exist on %s", name, key, a.d.SelfID)
 	}
 	body, err := json.Marshal(d)
+	if err != nil {
+		return nil, err
+	}
+	return route.OK(nil, body), nil
+}
+
+// topicConsumers serves QUERY_TOPIC_CONSUME_BY_WHO (300, mqadmin statsAll and
+// topicList -c) on the node addressed: the consumer groups that subscribe to
+// the topic (heartbeats, which every client sends to every node) or hold a
+// committed offset in one of its queues, sorted; Apache asks its consumer
+// manager and its offset table the same two questions.
+func (a *API) topicConsumers(_ context.Context, req *route.Request) (*transport.Command, error) {
+	f := route.NewFields(req.ExtFields)
+	topic := f.Str("topic", true)
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	groups := map[string]bool{}
+	for g, topics := range a.d.Clients.Subscriptions() {
+		if slices.Contains(topics, topic) {
+			groups[g] = true
+		}
+	}
+	if tc, ok := a.d.Replica.Topic(topic); ok {
+		for _, g := range a.d.Replica.SubscriptionGroups() {
+			for q := range max(tc.ReadQueueNums, tc.WriteQueueNums) {
+				if _, ok := a.consumerOffset(g.GroupName, topic, q); ok {
+					groups[g.GroupName] = true
+					break
+				}
+			}
+		}
+	}
+	list := append([]string{}, slices.Sorted(maps.Keys(groups))...) // [] not null: mqadmin topicList -c calls isEmpty on it
+	body, err := json.Marshal(map[string][]string{"groupList": list})
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rocketraft/rocketraft/broker/route"
+	"github.com/rocketraft/rocketraft/fsm"
 	"github.com/rocketraft/rocketraft/broker/stats"
 	"github.com/rocketraft/rocketraft/transport"
 )
@@ -132,5 +133,40 @@ func TestViewBrokerStatsData(t *testing.T) {
 	_, err = fx.api.viewBrokerStats(ctx, request(transport.ViewBrokerStatsData, map[string]string{"statsKey": "T"}))
 	if !errors.Is(err, route.ErrBadHeader) || !strings.Contains(err.Error(), "statsName") {
 		t.Errorf("missing statsName: %v", err)
+	}
+}
+
+// TestTopicConsumers: QUERY_TOPIC_CONSUME_BY_WHO lists the groups with a
+// committed (or pending) offset in the topic, not a group without one, and
+// refuses a request without a topic. (Groups known from heartbeats are
+// checked over real connections in internal/admin's process test.)
+func TestTopicConsumers(t *testing.T) {
+	fx := newFixture(t)
+	ctx := context.Background()
+	if err := fx.rep.UpsertTopic(ctx, fsm.NewTopic("T", 2, fsm.PermRead|fsm.PermWrite)); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []string{"reader", "pending", "idle"} {
+		if err := fx.rep.UpsertSubscriptionGroup(ctx, fsm.DefaultSubscriptionGroup(g)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fx.rep.CommitOffsets(ctx, []fsm.OffsetEntry{{Group: "reader", Topic: "T", QueueID: 1, Offset: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	fx.api.d.Offsets.Put("pending", "T", 0, 1)
+	resp, err := fx.api.topicConsumers(ctx, request(transport.QueryTopicConsumeByWho, map[string]string{"topic": "T"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"groupList":["pending","reader"]}`; string(resp.Body) != want {
+		t.Errorf("body %s, want %s", resp.Body, want)
+	}
+	resp, err = fx.api.topicConsumers(ctx, request(transport.QueryTopicConsumeByWho, map[string]string{"topic": "Unread"}))
+	if err != nil || string(resp.Body) != `{"groupList":[]}` {
+		t.Errorf("a topic nobody reads: %s %v, want an empty list (Java NPEs on null)", resp.Body, err)
+	}
+	if _, err := fx.api.topicConsumers(ctx, request(transport.QueryTopicConsumeByWho, nil)); !errors.Is(err, route.ErrBadHeader) {
+		t.Errorf("no topic: %v", err)
 	}
 }

@@ -336,6 +336,16 @@ func TestBrokerConfigAndRuntimeAgainstProcesses(t *testing.T) {
 		t.Errorf("VIEW_BROKER_STATS_DATA: %s %s", resp.ResponseCode(), resp.Body)
 	}
 
+	// 300: a group that subscribes through a heartbeat consumes the topic
+	// (statsAll asks before its per-group numbers).
+	hb := fmt.Sprintf(`{"clientID":"cfg-test@1","producerDataSet":[],"consumerDataSet":[{"groupName":"cfg-readers","consumeType":"CONSUME_PASSIVELY",`+
+		`"messageModel":"CLUSTERING","consumeFromWhere":"CONSUME_FROM_FIRST_OFFSET","subscriptionDataSet":[{"topic":%q,"subString":"*"}],"unitMode":false}]}`, topic)
+	cc.invoke(t, leader, transport.NewRequest(transport.HeartBeat, nil, []byte(hb)))
+	resp = cc.invoke(t, leader, transport.NewRequest(transport.QueryTopicConsumeByWho, map[string]string{"topic": topic}, nil))
+	if resp.ResponseCode() != transport.Success || string(resp.Body) != `{"groupList":["cfg-readers"]}` {
+		t.Errorf("QUERY_TOPIC_CONSUME_BY_WHO: %s %s", resp.ResponseCode(), resp.Body)
+	}
+
 	// A live change is not persisted: broker.conf is untouched, and the node
 	// restarted on it is back to the file's value.
 	before, err := os.ReadFile(cc.conf[leaderID])
