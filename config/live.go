@@ -268,3 +268,14 @@ func WriteProperties(ps []Property) string {
 	}
 	return sb.String()
 }
+
+// LiveKeysMarkdown renders keys as a Markdown table (key, when the change
+// takes effect), the form docs/ embeds.
+func LiveKeysMarkdown(keys []LiveKey) string {
+	var b strings.Builder
+	b.WriteString("| key | a change takes effect |\n|---|---|\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", k.Name, mdEscape(k.Effect))
+	}
+	return b.String()
+}

@@ -57,7 +57,7 @@ func (a *API) updateBrokerConfig(_ context.Context, req *route.Request) (*transp
 	}
 	if err != nil {
 		a.log.Warn("broker config update refused", "from", from, "error", err)
-		return nil, fmt.Errorf("%s on %s: %w", transport.UpdateBrokerConfig, a.d.SelfID, err)
+		return nil, err // the tools name the broker they sent it to
 	}
 	for _, c := range changes {
 		a.log.Info("broker config changed live (until restart; broker.conf unchanged)", "key", c.Key, "old", c.Old, "new", c.New, "from", from)

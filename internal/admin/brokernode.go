@@ -283,7 +283,12 @@ func UpdateTable(us []NodeUpdate) Table {
 			t.Rows = append(t.Rows, []string{u.Group, u.Addr, ch.Key, ch.Old, ch.New, "OK"})
 		}
 	}
-	t.Footer = append(t.Footer, "Changed on these nodes until they restart; broker.conf is not rewritten.")
+	for _, u := range us {
+		if len(u.Changes) > 0 {
+			t.Footer = append(t.Footer, "Changed on these nodes until they restart; broker.conf is not rewritten.")
+			break
+		}
+	}
 	t.Doc = docs
 	return t
 }
