@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/rocketraft/rocketraft/broker/route"
-	"github.com/rocketraft/rocketraft/fsm"
 	"github.com/rocketraft/rocketraft/broker/stats"
+	"github.com/rocketraft/rocketraft/fsm"
 	"github.com/rocketraft/rocketraft/transport"
 )
 
