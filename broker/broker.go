@@ -8,9 +8,11 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/rocketraft/rocketraft/broker/clientapi"
 	"github.com/rocketraft/rocketraft/broker/clients"
 	"github.com/rocketraft/rocketraft/broker/offsets"
 	"github.com/rocketraft/rocketraft/broker/replica"
+	"github.com/rocketraft/rocketraft/broker/stats"
 	"github.com/rocketraft/rocketraft/nameserver"
 	"github.com/rocketraft/rocketraft/store"
 	"github.com/rocketraft/rocketraft/transport"
@@ -36,6 +38,8 @@ type Broker struct {
 	clients *clients.Registry
 	pulls   *clients.PullWaiters
 	offsets *offsets.Buffer
+	capi    *clientapi.API // its maxMessageSize changes live (live.go)
+	stats   *stats.Stats   // traffic counters; Tick runs once a second (loops.go)
 
 	mu     sync.Mutex
 	status replica.Status

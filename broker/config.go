@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/rocketraft/rocketraft/broker/adminapi"
 	"github.com/rocketraft/rocketraft/broker/auth"
 	"github.com/rocketraft/rocketraft/broker/metrics"
 	"github.com/rocketraft/rocketraft/broker/schedule"
@@ -87,7 +88,13 @@ type Config struct {
 	// ClientTLS, when set, makes this node's own connections (nameservers, the
 	// leader it forwards to) TLS; nil dials plaintext.
 	ClientTLS *tls.Config
-	Logger    hclog.Logger
+	// Settings, when set, is this node's broker.conf for GET_BROKER_CONFIG and
+	// UPDATE_BROKER_CONFIG (mqadmin getBrokerConfig, updateBrokerConfig); nil:
+	// those codes answer that the node has none.
+	Settings adminapi.Settings
+	// Version is the binary's version, reported in the runtime info.
+	Version string
+	Logger  hclog.Logger
 }
 
 // DefaultTraceTopic is Apache's RMQ_SYS_TRACE_TOPIC, where the official

@@ -38,6 +38,7 @@ func (b *Broker) startLoops() {
 	})
 	b.every(b.cfg.RetentionInterval, loop.AfterFirstTick, b.applyRetention)
 	b.every(diskCheckRefresh, loop.AtOnce, b.checkDisk)
+	b.every(statsTick, loop.AfterFirstTick, b.stats.Tick)
 	if p := b.cfg.PreferredLeaderID; p != "" && p != b.cfg.SelfID {
 		b.every(b.cfg.PreferredLeaderCheck, loop.AfterFirstTick, func(time.Time) { b.moveToPreferredLeader() })
 	}

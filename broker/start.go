@@ -15,6 +15,7 @@ import (
 	"github.com/rocketraft/rocketraft/broker/replica"
 	"github.com/rocketraft/rocketraft/broker/route"
 	"github.com/rocketraft/rocketraft/broker/schedule"
+	"github.com/rocketraft/rocketraft/broker/stats"
 	"github.com/rocketraft/rocketraft/broker/transaction"
 	"github.com/rocketraft/rocketraft/nameserver"
 	"github.com/rocketraft/rocketraft/store"
@@ -50,6 +51,7 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 		clients:   clients.NewRegistry(rep.Now()),
 		pulls:     clients.NewPullWaiters(),
 		offsets:   offsets.NewBuffer(rep),
+		stats:     stats.New(cfg.ClusterName, rep.Now()),
 		ctx:       ctx,
 		cancel:    cancel,
 	}
@@ -72,10 +74,9 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 		StoreHost: host, Store: st, Replica: rep, Clients: b.clients, Pulls: b.pulls, Offsets: b.offsets,
 		Status: b.Status, DiskFull: b.errDiskFull, TopicsChanged: b.registerAllAsync, Logger: b.log,
 	}
-	if cfg.Metrics != nil {
-		cdeps.Sent, cdeps.Pulled = cfg.Metrics.ObserveSent, cfg.Metrics.ObservePulled
-	}
+	cdeps.Sent, cdeps.Pulled = b.observeSent, b.observePulled
 	capi := clientapi.New(cdeps)
+	b.capi = capi
 	// The ACL in force: the aclFile until the group replicates a document
 	// (ACL codes 50, 51, 53), then that document at the index this node applied.
 	var acl *auth.Source
@@ -83,9 +84,10 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 		acl = auth.NewSource(cfg.ACL, rep, b.log, nil)
 	}
 	aapi := adminapi.New(adminapi.Deps{
-		Config: adminapi.Config{ClusterName: cfg.ClusterName, BrokerName: cfg.BrokerName, ClientAddr: cfg.ClientAddr, SelfID: cfg.SelfID},
-		Store:  st, Replica: rep, Offsets: b.offsets, Clients: b.clients, Pulls: b.pulls, TopicsChanged: b.registerAllAsync,
-		Logger: b.log.Named("admin"), ACL: acl,
+		Config: adminapi.Config{ClusterName: cfg.ClusterName, BrokerName: cfg.BrokerName, ClientAddr: cfg.ClientAddr, SelfID: cfg.SelfID,
+			Version: cfg.Version},
+		Store: st, Replica: rep, Offsets: b.offsets, Clients: b.clients, Pulls: b.pulls, TopicsChanged: b.registerAllAsync,
+		Logger: b.log.Named("admin"), ACL: acl, Settings: cfg.Settings, Stats: b.stats,
 	})
 	table := route.NewTable()
 	capi.Register(table)
@@ -95,12 +97,13 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 		LeaderAddr: b.peerClientAddr, Client: b.client, Logger: b.log,
 	}
 	// The chain: metrics first (it sees every request and its final code), then
-	// authentication and authorisation, then forwarding to the leader, then the
-	// handler.
+	// the send timing of the runtime stats, then authentication and
+	// authorisation, then forwarding to the leader, then the handler.
 	var stages []route.Stage
 	if cfg.Metrics != nil {
 		stages = append(stages, cfg.Metrics.Stage())
 	}
+	stages = append(stages, b.stats.SendStage(b.isLeader))
 	if acl != nil {
 		stages = append(stages, acl.Stage)
 	}

@@ -38,5 +38,14 @@ func DiskFreeBytes(dir string) (uint64, error) {
 // DiskFreeBytes is DiskFreeBytes of the store root.
 func (s *Store) DiskFreeBytes() (uint64, error) { return DiskFreeBytes(s.cfg.Dir) }
 
+// DiskTotalBytes is the size of the file system holding the store root (df's Size).
+func (s *Store) DiskTotalBytes() (uint64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(s.cfg.Dir, &st); err != nil {
+		return 0, fmt.Errorf("store: statfs: %w", err)
+	}
+	return st.Blocks * uint64(st.Bsize), nil
+}
+
 // SegmentSize is the CommitLog segment size this store writes.
 func (s *Store) SegmentSize() int64 { return s.cfg.CommitLogSegmentSize }

@@ -73,3 +73,37 @@ func init() {
 		requestCodeNames[c] = n
 	}
 }
+
+// RocketMQ's broker-configuration and statistics codes (mqadmin
+// getBrokerConfig, updateBrokerConfig, statsAll; AdminBrokerProcessor):
+//
+//	code                   extFields               body of the request → of the answer
+//	UpdateBrokerConfig     —                       "key=value\n…" (Java properties) → —
+//	GetBrokerConfig        —                       — → "key=value\n…"; answer ext version (DataVersion JSON)
+//	ViewBrokerStatsData    statsName, statsKey     — → {"statsMinute","statsHour","statsDay":{"sum","tps","avgpt"}}
+//	QueryTopicConsumeByWho topic                   — → {"groupList":[…]}
+//
+// A configuration change acts on the node addressed, as Apache's does on the
+// broker address it is sent to.
+const (
+	UpdateBrokerConfig  RequestCode = 25  // admin→broker (the node addressed)
+	GetBrokerConfig     RequestCode = 26  // admin→broker (the node addressed)
+	ViewBrokerStatsData RequestCode = 315 // admin→broker (the node addressed)
+	// QueryTopicConsumeByWho names the consumer groups of a topic (mqadmin
+	// statsAll and topicList -c ask it before their per-group numbers).
+	QueryTopicConsumeByWho RequestCode = 300 // admin→broker (the node addressed)
+)
+
+// brokerConfigCodeNames extends requestCodeNames with the codes above.
+var brokerConfigCodeNames = map[RequestCode]string{
+	UpdateBrokerConfig:     "UPDATE_BROKER_CONFIG",
+	GetBrokerConfig:        "GET_BROKER_CONFIG",
+	ViewBrokerStatsData:    "VIEW_BROKER_STATS_DATA",
+	QueryTopicConsumeByWho: "QUERY_TOPIC_CONSUME_BY_WHO",
+}
+
+func init() {
+	for c, n := range brokerConfigCodeNames {
+		requestCodeNames[c] = n
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/rocketraft/rocketraft/broker/replica"
@@ -17,50 +16,6 @@ import (
 // membershipTimeout bounds one configuration change: raft commits it like any
 // entry, plus catching a new member up for AddVoter.
 const membershipTimeout = 10 * time.Second
-
-// runtimeInfo is GET_BROKER_RUNTIME_INFO's table: RocketMQ's key names where the
-// meaning is the same, raft's state under plain names.
-func (a *API) runtimeInfo() map[string]string {
-	st := a.d.Replica.Status()
-	s := a.d.Store
-	t := map[string]string{
-		"brokerVersionDesc":  "V4_9_4",
-		"brokerVersion":      strconv.Itoa(int(transport.ProtocolVersion)),
-		"brokerClusterName":  a.d.ClusterName,
-		"brokerName":         a.d.BrokerName,
-		"brokerAddr":         a.d.ClientAddr,
-		"selfId":             st.SelfID,
-		"role":               st.Role.String(),
-		"term":               strconv.FormatUint(st.Term, 10),
-		"leaderId":           st.LeaderID,
-		"appliedIndex":       strconv.FormatUint(st.AppliedIndex, 10),
-		"commitIndex":        strconv.FormatUint(st.CommitIndex, 10),
-		"lastIndex":          strconv.FormatUint(st.LastIndex, 10),
-		"commitLogMaxOffset": strconv.FormatInt(int64(s.MaxPhysicalOffset()), 10),
-		"commitLogMinOffset": strconv.FormatInt(int64(s.MinPhysicalOffset()), 10),
-		"longPollWaiters":    strconv.Itoa(a.d.Pulls.Count()),
-	}
-	if ratio, err := s.DiskUsedRatio(); err == nil {
-		t["commitLogDiskRatio"] = strconv.FormatFloat(ratio, 'f', 4, 64)
-	}
-	rs := a.d.Replica.RaftStats()
-	t["lastContact"] = rs["last_contact"]
-	t["numPeers"] = rs["num_peers"]
-	t["lastSnapshotIndex"] = rs["last_snapshot_index"]
-	// raft's applied index counts no-op and configuration entries, which never
-	// reach the FSM; lag is measured with it so an idle group shows none.
-	t["raftAppliedIndex"] = rs["applied_index"]
-	return t
-}
-
-// runtimeInfoHandler serves GET_BROKER_RUNTIME_INFO (28) on the node addressed.
-func (a *API) runtimeInfoHandler(context.Context, *route.Request) (*transport.Command, error) {
-	body, err := json.Marshal(map[string]any{"table": a.runtimeInfo()})
-	if err != nil {
-		return nil, err
-	}
-	return route.OK(nil, body), nil
-}
 
 // raftPeers serves RaftPeers: the configuration as this node knows it.
 func (a *API) raftPeers(context.Context, *route.Request) (*transport.Command, error) {

@@ -20,6 +20,10 @@ func (a *API) Register(t *route.Table) {
 	t.Handle(route.Local, a.topicStats, transport.GetTopicStatsInfo)
 
 	t.Handle(route.Local, a.runtimeInfoHandler, transport.GetBrokerRuntimeInfo)
+	t.Handle(route.Local, a.viewBrokerStats, transport.ViewBrokerStatsData)
+	t.Handle(route.Local, a.topicConsumers, transport.QueryTopicConsumeByWho)
+	t.Handle(route.Local, a.brokerConfig, transport.GetBrokerConfig)
+	t.Handle(route.Local, a.updateBrokerConfig, transport.UpdateBrokerConfig)
 	t.Handle(route.Local, a.raftPeers, transport.RaftPeers)
 	t.Handle(route.Leader, a.raftChange,
 		transport.RaftTransferLeader, transport.RaftAddVoter, transport.RaftAddNonvoter, transport.RaftRemoveServer)

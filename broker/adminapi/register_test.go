@@ -35,6 +35,9 @@ func TestRegisterPolicies(t *testing.T) {
 		transport.GetTopicStatsInfo:                route.Local,
 		transport.GetConsumerConnectionList:        route.Local,
 		transport.GetProducerConnectionList:        route.Local,
+		// Per node, as Apache's are per broker address (issue 16).
+		transport.ViewBrokerStatsData: route.Local, transport.GetBrokerConfig: route.Local, transport.UpdateBrokerConfig: route.Local,
+		transport.QueryTopicConsumeByWho: route.Local,
 	}
 	table := route.NewTable()
 	New(Deps{}).Register(table)

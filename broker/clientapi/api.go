@@ -2,6 +2,7 @@ package clientapi
 
 import (
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -71,10 +72,25 @@ type Deps struct {
 }
 
 // API serves the client request codes.
-type API struct{ d Deps }
+type API struct {
+	d Deps
+	// maxMessageSize is Config.MaxMessageSize, or what SetMaxMessageSize made it.
+	maxMessageSize atomic.Int64
+}
 
 // New builds the client handlers; Register puts them in a route table.
-func New(d Deps) *API { return &API{d: d} }
+func New(d Deps) *API {
+	a := &API{d: d}
+	a.maxMessageSize.Store(int64(d.MaxMessageSize))
+	return a
+}
+
+// SetMaxMessageSize changes maxMessageSize while the broker runs
+// (UPDATE_BROKER_CONFIG): the next send is checked against n bytes.
+func (a *API) SetMaxMessageSize(n int) { a.maxMessageSize.Store(int64(n)) }
+
+// MaxMessageSize is the largest message body a send may carry now.
+func (a *API) MaxMessageSize() int { return int(a.maxMessageSize.Load()) }
 
 func (a *API) now() time.Time { return a.d.Replica.Now() }
 

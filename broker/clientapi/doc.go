@@ -27,6 +27,7 @@
 // # Concurrency
 //
 // Handlers run on the transport's per-request goroutines; a held pull blocks
-// only its own. API has no mutable state of its own: replicated state is behind
-// replica, soft state behind clients and offsets.
+// only its own. API's only mutable state of its own is maxMessageSize, an
+// atomic the config codes change live: replicated state is behind replica,
+// soft state behind clients and offsets.
 package clientapi

@@ -139,7 +139,7 @@ func (a *API) handleSend(ctx context.Context, req *route.Request) (*transport.Co
 // encodeForStore validates one message and encodes it in the stored layout; the
 // FSM patches offsets and the store timestamp when it applies the entry.
 func (a *API) encodeForStore(h SendHeader, queueID, flag int32, body []byte, props string, born netip.AddrPort) ([]byte, error) {
-	if err := route.ValidateMessage(body, props, a.d.MaxMessageSize); err != nil {
+	if err := route.ValidateMessage(body, props, a.MaxMessageSize()); err != nil {
 		return nil, err
 	}
 	m := store.Message{

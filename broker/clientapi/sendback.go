@@ -125,7 +125,7 @@ func (a *API) sendBackRecord(ctx context.Context, h SendBackHeader) ([]byte, err
 		Body:           m.Body,
 		Properties:     p.props,
 	}
-	if err := route.ValidateMessage(out.Body, out.Properties, a.d.MaxMessageSize); err != nil {
+	if err := route.ValidateMessage(out.Body, out.Properties, a.MaxMessageSize()); err != nil {
 		return nil, err
 	}
 	return store.AppendMessage(nil, &out)

@@ -144,7 +144,8 @@ func brokerConfig(cfg config.Broker, log hclog.Logger) broker.Config {
 }
 
 func runBroker(cfg config.Broker) error {
-	log := newLogger("rocketraft", cfg.LogLevel).With("broker", cfg.BrokerName, "node", cfg.SelfID)
+	root := newLogger("rocketraft", cfg.LogLevel)
+	log := root.With("broker", cfg.BrokerName, "node", cfg.SelfID)
 	logConfigWarnings(log, cfg.Warnings)
 	if err := os.MkdirAll(filepath.Clean(cfg.StorePathRootDir), 0o755); err != nil {
 		return fmt.Errorf("storePathRootDir=%q: %w", cfg.StorePathRootDir, err)
@@ -180,11 +181,15 @@ func runBroker(cfg config.Broker) error {
 		_ = n.Close()
 		return err
 	}
+	settings := &liveSettings{cfg: cfg}
+	bcfg.Settings = settings
+	bcfg.Version = binaryVersion().String()
 	b, err := broker.New(bcfg, n.Store(), rep)
 	if err != nil {
 		_ = n.Close()
 		return err
 	}
+	settings.targets = liveTargets{broker: b, store: n.Store(), log: root}
 	if err := b.Start(); err != nil {
 		_ = n.Close()
 		return err

@@ -225,11 +225,12 @@ var brokerRooms = map[string][]string{
 	"broker/offsets":     {"broker/replica"},
 	"broker/clients":     {"broker/route", "broker/filter"},
 	"broker/metrics":     {"broker/replica", "broker/route"},
+	"broker/stats":       {"broker/route"},
 	"broker/schedule":    {"broker/replica", "broker/route", "broker/loop"},
 	"broker/transaction": {"broker/replica", "broker/route", "broker/loop", "broker/schedule"},
 	"broker/clientapi": {"broker/replica", "broker/route", "broker/clients", "broker/offsets",
 		"broker/schedule", "broker/transaction"},
-	"broker/adminapi": {"broker/replica", "broker/route", "broker/clients", "broker/offsets", "broker/auth"},
+	"broker/adminapi": {"broker/replica", "broker/route", "broker/clients", "broker/offsets", "broker/auth", "broker/stats"},
 	"broker/auth":     {"broker/route", "broker/clients"},
 }
 
