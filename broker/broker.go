@@ -37,6 +37,9 @@ type Broker struct {
 	pulls   *clients.PullWaiters
 	offsets *offsets.Buffer
 
+	// vipServer is the VIP channel (listenPort-2, vip.go); nil when not configured.
+	vipServer *transport.Server
+
 	mu     sync.Mutex
 	status replica.Status
 	// diskFull is set while the store's disk is above diskFullRatio.

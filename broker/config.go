@@ -81,6 +81,10 @@ type Config struct {
 	// (registration, unregistration) with nameserver.BrokerCredentials, as a
 	// nameserver with brokerAuthFile requires; "" sends them unsigned.
 	NamesrvAuthSecret string
+	// VIPListenAddr is where the VIP channel listens (Apache's fastRemotingServer,
+	// listenPort-2): every code but pull, with TLS and ACL as on ListenAddr.
+	// "" opens no VIP channel.
+	VIPListenAddr string
 	// TLS, when set, applies to the client port (tlsMode: the first byte tells TLS
 	// from plaintext); nil serves plaintext only.
 	TLS *transport.TLSConfig

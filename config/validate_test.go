@@ -101,6 +101,10 @@ func TestEachRule(t *testing.T) {
 		{"adminListen=127.0.0.1:10911", "adminListen", "127.0.0.1:10911", "port must differ from listenPort (10911)"},
 		{"dLegerPeers=n0-127.0.0.1:10911", "dLegerPeers", "n0-127.0.0.1:10911", "must not use listenPort (10911)"},
 		{"dLegerPeers=n0-127.0.0.1:10913", "dLegerPeers", "n0-127.0.0.1:10913", "must not use the adminListen port (10913)"},
+		// The VIP channel (listenPort-2) clashes with nothing and exists.
+		{"adminListen=127.0.0.1:10909", "adminListen", "127.0.0.1:10909", "port must differ from the VIP channel's listenPort-2 (10909)"},
+		{"dLegerPeers=n0-127.0.0.1:10909", "dLegerPeers", "n0-127.0.0.1:10909", "must not use the VIP channel's listenPort-2 (10909)"},
+		{"listenPort=2\nadminListen=127.0.0.1:9000", "listenPort", "2", "must be at least 3: the VIP channel listens on listenPort-2"},
 		{"logLevel=verbose", "logLevel", "verbose", "must be one of trace|debug|info|warn|error"},
 		{"listenPrt=10911", "listenPrt", "10911", "unknown key (did you mean listenPort?)"},
 		{"totallyDifferent=1", "totallyDifferent", "1", "unknown key"},

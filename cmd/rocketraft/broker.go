@@ -116,6 +116,7 @@ func brokerConfig(cfg config.Broker, log hclog.Logger) broker.Config {
 		ClusterName:           cfg.ClusterName,
 		BrokerName:            cfg.BrokerName,
 		ListenAddr:            fmt.Sprintf(":%d", cfg.ListenPort),
+		VIPListenAddr:         fmt.Sprintf(":%d", cfg.VIPPort()),
 		ClientAddr:            cfg.ClientAddr(),
 		NamesrvAddrs:          cfg.NamesrvAddrs,
 		SelfID:                cfg.SelfID,
