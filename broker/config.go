@@ -67,6 +67,11 @@ type Config struct {
 	// TopicConfigManager does, so trace producers have a route.
 	TraceTopicEnable bool
 	TraceTopic       string
+	// RegionID (regionId; "" is Apache's DefaultRegion) and TraceOff (traceOn=false)
+	// are stamped on every stored message and send answer as MSG_REGION and
+	// TRACE_ON, unless the producer set them.
+	RegionID string
+	TraceOff bool
 	// DLegerGroup is the raft group's name (dLegerGroup; default BrokerName).
 	// This node announces it with its client address when it leads, and does
 	// not relay writes to a leader that announced another one.

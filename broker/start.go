@@ -69,6 +69,7 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 			MaxMessageSize: cfg.MaxMessageSize, AutoCreateTopicEnable: cfg.AutoCreateTopicEnable,
 			DefaultTopicQueueNums: cfg.DefaultTopicQueueNums, LongPollingEnable: cfg.LongPollingEnable,
 			MaxPullSuspend: cfg.MaxPullSuspend, MessageDelayLevel: cfg.MessageDelayLevel,
+			RegionID: cfg.RegionID, TraceOff: cfg.TraceOff,
 		},
 		StoreHost: host, Store: st, Replica: rep, Clients: b.clients, Pulls: b.pulls, Offsets: b.offsets,
 		Status: b.Status, DiskFull: b.errDiskFull, TopicsChanged: b.registerAllAsync, Logger: b.log,

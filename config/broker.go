@@ -97,6 +97,9 @@ type Broker struct {
 	MsgTraceTopicName          string        // msgTraceTopicName (default RMQ_SYS_TRACE_TOPIC)
 	RegisterNameServerPeriod   time.Duration // registerNameServerPeriod (ms in the file)
 
+	RegionID string // regionId: MSG_REGION stamped on stored messages and send answers (default DefaultRegion)
+	TraceOn  bool   // traceOn: TRACE_ON stamped likewise (default true)
+
 	Raft        RaftConfig
 	GroupCommit GroupCommitConfig
 	TLS         TLSServer // tls* keys of the client port
@@ -171,6 +174,8 @@ func DefaultBroker() Broker {
 		MaxHashSlotNum:             5000000,
 		MsgTraceTopicName:          DefaultTraceTopic,
 		RegisterNameServerPeriod:   30 * time.Second,
+		RegionID:                   DefaultRegionID,
+		TraceOn:                    true,
 
 		Raft: RaftConfig{
 			HeartbeatTimeout:   time.Second,

@@ -420,10 +420,12 @@ var brokerKeys = []keySpec[Broker]{
 		check: func(b *Broker) string { return intRule(int64(b.MaxHashSlotNum), 1, maxIndexFileSize/indexSlotSize) },
 	},
 
-	// Message trace and registration (Apache keys, trace_keys.go).
+	// Message trace, registration and the region (Apache keys, trace_keys.go).
 	traceTopicEnableKey(),
 	msgTraceTopicNameKey(),
 	registerNameServerPeriodKey(),
+	regionIDKey(),
+	traceOnKey(),
 
 	// Access control (RocketMQ ACL 1.0).
 	{
