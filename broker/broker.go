@@ -41,6 +41,9 @@ type Broker struct {
 	capi    *clientapi.API // its maxMessageSize changes live (live.go)
 	stats   *stats.Stats   // traffic counters; Tick runs once a second (loops.go)
 
+	// vipServer is the VIP channel (listenPort-2, vip.go); nil when not configured.
+	vipServer *transport.Server
+
 	mu     sync.Mutex
 	status replica.Status
 	// diskFull is set while the store's disk is above diskFullRatio.

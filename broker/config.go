@@ -68,6 +68,11 @@ type Config struct {
 	// TopicConfigManager does, so trace producers have a route.
 	TraceTopicEnable bool
 	TraceTopic       string
+	// RegionID (regionId; "" is Apache's DefaultRegion) and TraceOff (traceOn=false)
+	// are stamped on every stored message and send answer as MSG_REGION and
+	// TRACE_ON, unless the producer set them.
+	RegionID string
+	TraceOff bool
 	// DLegerGroup is the raft group's name (dLegerGroup; default BrokerName).
 	// This node announces it with its client address when it leads, and does
 	// not relay writes to a leader that announced another one.
@@ -82,6 +87,10 @@ type Config struct {
 	// (registration, unregistration) with nameserver.BrokerCredentials, as a
 	// nameserver with brokerAuthFile requires; "" sends them unsigned.
 	NamesrvAuthSecret string
+	// VIPListenAddr is where the VIP channel listens (Apache's fastRemotingServer,
+	// listenPort-2): every code but pull, with TLS and ACL as on ListenAddr.
+	// "" opens no VIP channel.
+	VIPListenAddr string
 	// TLS, when set, applies to the client port (tlsMode: the first byte tells TLS
 	// from plaintext); nil serves plaintext only.
 	TLS *transport.TLSConfig

@@ -23,16 +23,27 @@ type raftBroker struct {
 
 func startRaftBroker(t *testing.T) *raftBroker {
 	t.Helper()
+	return startRaftBrokerWith(t, nil)
+}
+
+// startRaftBrokerWith is startRaftBroker with edit applied to the broker's
+// Config before New (nil: none).
+func startRaftBrokerWith(t *testing.T, edit func(*Config)) *raftBroker {
+	t.Helper()
 	group := testcluster.New(t, 1, testcluster.Options{FastTimings: true})
 	leader := group.WaitLeader(10 * time.Second)
 	ns := startNameserver(t, nameserver.Config{})
 	rep := replica.NewNode(leader.Node(), replica.NodeOptions{})
 	addr := freeAddr(t)
-	b, err := New(Config{
+	cfg := Config{
 		ClusterName: "c", BrokerName: "broker-a", ListenAddr: addr, ClientAddr: addr,
 		NamesrvAddrs: []string{ns.Addr()}, SelfID: string(leader.ID), Peers: []Peer{{ID: string(leader.ID), ClientAddr: addr}},
 		MaxMessageSize: 1 << 20, AutoCreateTopicEnable: true, LongPollingEnable: true,
-	}, leader.Node().Store(), rep)
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	b, err := New(cfg, leader.Node().Store(), rep)
 	if err != nil {
 		t.Fatal(err)
 	}

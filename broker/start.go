@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"time"
@@ -70,6 +71,7 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 			MaxMessageSize: cfg.MaxMessageSize, AutoCreateTopicEnable: cfg.AutoCreateTopicEnable,
 			DefaultTopicQueueNums: cfg.DefaultTopicQueueNums, LongPollingEnable: cfg.LongPollingEnable,
 			MaxPullSuspend: cfg.MaxPullSuspend, MessageDelayLevel: cfg.MessageDelayLevel,
+			RegionID: cfg.RegionID, TraceOff: cfg.TraceOff,
 		},
 		StoreHost: host, Store: st, Replica: rep, Clients: b.clients, Pulls: b.pulls, Offsets: b.offsets,
 		Status: b.Status, DiskFull: b.errDiskFull, TopicsChanged: b.registerAllAsync, Logger: b.log,
@@ -135,6 +137,7 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 		OnConnClose: b.onConnClose,
 		TLS:         cfg.TLS,
 	}, b.serve)
+	b.vipServer = b.newVIPServer(table, fwd.Stage, stages)
 	st.SetNotifier(b.pulls.Notify)
 	if cfg.Metrics != nil {
 		cfg.Metrics.Watch(metrics.Source{
@@ -151,12 +154,18 @@ func (b *Broker) Start() error {
 	if err := b.server.Start(); err != nil {
 		return fmt.Errorf("broker listen %s: %w", b.cfg.ListenAddr, err)
 	}
+	if b.vipServer != nil {
+		if err := b.vipServer.Start(); err != nil {
+			_ = b.server.Close()
+			return fmt.Errorf("broker VIP channel listen %s (listenPort-2): %w", b.cfg.VIPListenAddr, err)
+		}
+	}
 	b.mu.Lock()
 	b.status = b.replica.Status()
 	b.mu.Unlock()
 	b.goLoop(b.watchRoles)
 	b.startLoops()
-	b.log.Info("broker serving", "addr", b.server.Addr(), "broker", b.cfg.BrokerName, "self", b.cfg.SelfID)
+	b.log.Info("broker serving", "addr", b.server.Addr(), "vip", b.VIPAddr(), "broker", b.cfg.BrokerName, "self", b.cfg.SelfID)
 	return nil
 }
 
@@ -172,6 +181,9 @@ func (b *Broker) Close() error {
 	b.unregisterAll()
 	b.cancel()
 	err := b.server.Close()
+	if b.vipServer != nil {
+		err = errors.Join(err, b.vipServer.Close())
+	}
 	b.wg.Wait()
 	_ = b.client.Close()
 	return err

@@ -268,10 +268,6 @@ var apacheGroups = []apacheGroup{
 		keys:   []string{"autoCreateSubscriptionGroup"},
 	},
 	{
-		reason: "not configurable: send answers carry MSG_REGION=DefaultRegion and TRACE_ON=true",
-		keys:   []string{"regionId", "traceOn"},
-	},
-	{
 		reason: "not configurable: a client is dropped after 120 s without a heartbeat",
 		keys:   []string{"channelExpiredTimeout", "subscriptionExpiredTimeout"},
 	},

@@ -247,6 +247,17 @@ func TestTraceAndRegisterKeys(t *testing.T) {
 	if !b.TraceTopicEnable || b.MsgTraceTopicName != DefaultTraceTopic || b.RegisterNameServerPeriod != 15*time.Second || b.Warnings != nil {
 		t.Errorf("got trace %v %q register %v warnings %v", b.TraceTopicEnable, b.MsgTraceTopicName, b.RegisterNameServerPeriod, b.Warnings)
 	}
+	if b.RegionID != "DefaultRegion" || !b.TraceOn {
+		t.Errorf("defaults regionId=%q traceOn=%v, want Apache's DefaultRegion and true", b.RegionID, b.TraceOn)
+	}
+	// Apache's keys regionId and traceOn are implemented now: set, not warned about.
+	b, err = ParseBroker([]byte("regionId=eu-west\ntraceOn=false\n"), FormatProperties)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.RegionID != "eu-west" || b.TraceOn || b.Warnings != nil {
+		t.Errorf("regionId=%q traceOn=%v warnings %v", b.RegionID, b.TraceOn, b.Warnings)
+	}
 	for _, tc := range []struct{ line, key, rule string }{
 		{"msgTraceTopicName=bad topic", "msgTraceTopicName", "must contain only letters"},
 		{"msgTraceTopicName=", "msgTraceTopicName", "must not be empty"},

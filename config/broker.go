@@ -97,6 +97,9 @@ type Broker struct {
 	MsgTraceTopicName          string        // msgTraceTopicName (default RMQ_SYS_TRACE_TOPIC)
 	RegisterNameServerPeriod   time.Duration // registerNameServerPeriod (ms in the file)
 
+	RegionID string // regionId: MSG_REGION stamped on stored messages and send answers (default DefaultRegion)
+	TraceOn  bool   // traceOn: TRACE_ON stamped likewise (default true)
+
 	Raft        RaftConfig
 	GroupCommit GroupCommitConfig
 	TLS         TLSServer // tls* keys of the client port
@@ -124,6 +127,10 @@ const (
 	// adminPortOffset: admin HTTP sits at listenPort+2, clear of RocketMQ's
 	// listenPort-2 (VIP channel) and listenPort+1 (HA) neighbours.
 	adminPortOffset = 2
+	// vipPortOffset: the VIP channel (Apache's fastRemotingServer) listens at
+	// listenPort-2, where Java clients with sendMessageWithVIPChannel and
+	// rocketmq-dashboard look for it (MixAll.brokerVIPChannel).
+	vipPortOffset = 2
 )
 
 // DefaultMessageDelayLevel is RocketMQ's default delay ladder (18 levels).
@@ -167,6 +174,8 @@ func DefaultBroker() Broker {
 		MaxHashSlotNum:             5000000,
 		MsgTraceTopicName:          DefaultTraceTopic,
 		RegisterNameServerPeriod:   30 * time.Second,
+		RegionID:                   DefaultRegionID,
+		TraceOn:                    true,
 
 		Raft: RaftConfig{
 			HeartbeatTimeout:   time.Second,
@@ -262,6 +271,11 @@ func (b Broker) validate() problems {
 	probs := checkAll(brokerKeys, &b)
 	return append(probs, dropKeys(b.crossCheck(), probs)...)
 }
+
+// VIPPort is where the VIP channel listens: listenPort-2, every request code
+// but pull, same tlsMode and ACL as listenPort. Validate keeps it 1..65535 and
+// clear of adminListen and this node's raft port.
+func (b Broker) VIPPort() int { return b.ListenPort - vipPortOffset }
 
 // ClientAddr is the address clients connect to: brokerIP1:listenPort.
 func (b Broker) ClientAddr() string {

@@ -63,7 +63,7 @@ var brokerKeys = []keySpec[Broker]{
 		},
 	},
 	{
-		name: "listenPort", doc: "TCP port of the RocketMQ remoting protocol.",
+		name: "listenPort", doc: "TCP port of the RocketMQ remoting protocol. The VIP channel listens on listenPort-2 (as Apache's broker does, always): every request code but pull, with the same tlsMode and ACL; rocketmq-dashboard and Java clients with sendMessageWithVIPChannel send and administer there.",
 		set: func(b *Broker, s string) error {
 			n, err := parseInt(s, 1, 65535)
 			if err != nil {
@@ -420,10 +420,12 @@ var brokerKeys = []keySpec[Broker]{
 		check: func(b *Broker) string { return intRule(int64(b.MaxHashSlotNum), 1, maxIndexFileSize/indexSlotSize) },
 	},
 
-	// Message trace and registration (Apache keys, trace_keys.go).
+	// Message trace, registration and the region (Apache keys, trace_keys.go).
 	traceTopicEnableKey(),
 	msgTraceTopicNameKey(),
 	registerNameServerPeriodKey(),
+	regionIDKey(),
+	traceOnKey(),
 
 	// Access control (RocketMQ ACL 1.0).
 	{
@@ -720,10 +722,20 @@ func (b *Broker) crossCheck() problems {
 		probs.add("maxIndexNum", itoa(b.MaxIndexNum), fmt.Sprintf(
 			"with maxHashSlotNum=%d makes an IndexFile of %d bytes; must be at most %d", b.MaxHashSlotNum, size, maxIndexFileSize))
 	}
-	// Port clashes on this node: remoting, admin HTTP and our raft address.
+	// Port clashes on this node: remoting, its VIP channel, admin HTTP and our
+	// raft address.
+	vipPort := b.VIPPort()
+	if b.ListenPort >= 1 && vipPort < 1 {
+		probs.add("listenPort", itoa(b.ListenPort), fmt.Sprintf(
+			"must be at least %d: the VIP channel listens on listenPort-%d, which must be 1..65535", 1+vipPortOffset, vipPortOffset))
+	}
 	adminPort := portOf(b.AdminListen)
 	if adminPort != 0 && adminPort == b.ListenPort {
 		probs.add("adminListen", b.AdminListen, "port must differ from listenPort ("+itoa(b.ListenPort)+")")
+	}
+	if adminPort != 0 && adminPort == vipPort {
+		probs.add("adminListen", b.AdminListen, fmt.Sprintf(
+			"port must differ from the VIP channel's listenPort-%d (%d)", vipPortOffset, vipPort))
 	}
 	if self, _, err := b.Self(); err == nil {
 		raftPort := portOf(self.Addr)
@@ -731,6 +743,9 @@ func (b *Broker) crossCheck() problems {
 		case b.ListenPort:
 			probs.add("dLegerPeers", formatPeers(b.Peers), fmt.Sprintf(
 				"raft address of %s (%s) must not use listenPort (%d)", self.ID, self.Addr, b.ListenPort))
+		case vipPort:
+			probs.add("dLegerPeers", formatPeers(b.Peers), fmt.Sprintf(
+				"raft address of %s (%s) must not use the VIP channel's listenPort-%d (%d)", self.ID, self.Addr, vipPortOffset, vipPort))
 		case adminPort:
 			probs.add("dLegerPeers", formatPeers(b.Peers), fmt.Sprintf(
 				"raft address of %s (%s) must not use the adminListen port (%d)", self.ID, self.Addr, adminPort))

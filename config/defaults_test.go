@@ -26,6 +26,8 @@ func TestDefaultBroker(t *testing.T) {
 		DeleteWhen:                 []int{4},
 		MsgTraceTopicName:          "RMQ_SYS_TRACE_TOPIC",
 		RegisterNameServerPeriod:   30 * time.Second,
+		RegionID:                   "DefaultRegion", // Apache BrokerConfig
+		TraceOn:                    true,
 		DiskMaxUsedSpaceRatio:      75,
 		FlushDiskType:              AsyncFlush,
 		FlushInterval:              500 * time.Millisecond,

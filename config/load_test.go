@@ -58,6 +58,8 @@ func testdataBroker() Broker {
 		TraceTopicEnable:           true,
 		MsgTraceTopicName:          "TRACE_B",
 		RegisterNameServerPeriod:   20 * time.Second,
+		RegionID:                   "eu-central",
+		TraceOn:                    false,
 		Raft: RaftConfig{
 			HeartbeatTimeout:   2 * time.Second,
 			ElectionTimeout:    3 * time.Second,

@@ -1,15 +1,22 @@
 package config
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Apache keys whose meaning rocketraft implements beyond the core table:
-// message trace (Apache BrokerConfig traceTopicEnable, msgTraceTopicName) and
-// the registration period. They sit in brokerKeys through these rows so the
+// message trace (Apache BrokerConfig traceTopicEnable, msgTraceTopicName,
+// traceOn), the region (regionId) and the registration period. They sit in brokerKeys through these rows so the
 // 800-line table stays one concern per file.
 
 // DefaultTraceTopic is Apache's TopicValidator.RMQ_SYS_TRACE_TOPIC, the topic
 // the official clients' trace dispatchers write to unless told otherwise.
 const DefaultTraceTopic = "RMQ_SYS_TRACE_TOPIC"
+
+// DefaultRegionID is Apache's MixAll.DEFAULT_TRACE_REGION_ID, BrokerConfig's
+// regionId default.
+const DefaultRegionID = "DefaultRegion"
 
 // Registration period bounds: Apache clamps registerNameServerPeriod to
 // 10..60 s (BrokerController); rocketraft refuses a value outside instead of
@@ -81,4 +88,41 @@ func checkTopic(s string) string {
 		}
 	}
 	return ""
+}
+
+// regionIDKey and traceOnKey: Apache's broker puts MSG_REGION=regionId and
+// TRACE_ON=traceOn in every send answer and into the properties of what it
+// stores (AbstractSendMessageProcessor). Java producers tag their trace records
+// with the region and skip them when TRACE_ON=false; Java consumers skip
+// tracing a message whose TRACE_ON is false.
+func regionIDKey() keySpec[Broker] {
+	return keySpec[Broker]{
+		name: "regionId", doc: "Region of this broker: the MSG_REGION property of every message it stores (unless the producer set one) and of every send answer, which message-trace clients record.",
+		set: func(b *Broker, s string) error { b.RegionID = s; return nil },
+		get: func(b *Broker) string { return b.RegionID },
+		check: func(b *Broker) string {
+			if b.RegionID == "" {
+				return "must not be empty"
+			}
+			if strings.ContainsAny(b.RegionID, "\x01\x02") {
+				return "must not contain the property separators \\u0001 or \\u0002"
+			}
+			return ""
+		},
+	}
+}
+
+func traceOnKey() keySpec[Broker] {
+	return keySpec[Broker]{
+		name: "traceOn", doc: "TRACE_ON property of every message this broker stores (unless the producer set one) and of every send answer; false tells message-trace clients not to trace them.",
+		set: func(b *Broker, s string) error {
+			v, err := parseBool(s)
+			if err != nil {
+				return err
+			}
+			b.TraceOn = v
+			return nil
+		},
+		get: func(b *Broker) string { return btoa(b.TraceOn) },
+	}
 }

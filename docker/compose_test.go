@@ -121,6 +121,7 @@ type loaded struct {
 	broker  *config.Broker
 	admin   string // adminListen of the config
 	clients string // listenPort of the config
+	vip     string // a broker's VIP channel port (listenPort-2); "" for the nameserver
 }
 
 func loadServices(t *testing.T, cf composeFile) []loaded {
@@ -141,7 +142,7 @@ func loadServices(t *testing.T, cf composeFile) []loaded {
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			l.broker, l.admin, l.clients = &b, b.AdminListen, strconv.Itoa(b.ListenPort)
+			l.broker, l.admin, l.clients, l.vip = &b, b.AdminListen, strconv.Itoa(b.ListenPort), strconv.Itoa(b.VIPPort())
 		default:
 			t.Fatalf("%s: unknown command %v", name, s.Command)
 		}

@@ -122,6 +122,9 @@ func TestDockerfileExposesConfiguredPorts(t *testing.T) {
 	}
 	for _, l := range loadServices(t, loadCompose(t)) {
 		want := []string{l.clients}
+		if l.vip != "" {
+			want = append(want, l.vip)
+		}
 		if l.admin != "" {
 			want = append(want, port(t, l.admin))
 		}

@@ -201,8 +201,9 @@ func TestComposeAdminPortsOnLoopback(t *testing.T) {
 						l.name, adminPort, l.admin, spec, pub.hostPort, adminPort)
 				}
 			case l.clients:
+			case l.vip: // "" never matches: the nameserver has no VIP channel
 			default:
-				t.Errorf("%s: publishes %q, which is neither listenPort %s nor adminListen's port", l.name, spec, l.clients)
+				t.Errorf("%s: publishes %q, which is neither listenPort %s, its VIP channel nor adminListen's port", l.name, spec, l.clients)
 			}
 		}
 	}

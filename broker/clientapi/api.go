@@ -42,6 +42,11 @@ type Config struct {
 	MaxPullSuspend time.Duration
 	// MessageDelayLevel is the delay of each level 1..N.
 	MessageDelayLevel []time.Duration
+	// RegionID and TraceOff are stamped on stored messages and send answers as
+	// MSG_REGION (DefaultRegionID when "") and TRACE_ON (send.go, stamp). TraceOff is
+	// traceOn=false, so the zero Config has Apache's default TRACE_ON=true.
+	RegionID string
+	TraceOff bool
 }
 
 // Deps are the client handlers' collaborators.

@@ -15,11 +15,59 @@ import (
 	"github.com/rocketraft/rocketraft/transport"
 )
 
-// Properties the send path reads or adds (request/reply, rocketmq-protocol.md §2.1).
+// propertyReplyToClient is the property a request/reply requester sets
+// (rocketmq-protocol.md §2.1); the properties the broker adds are below.
+const propertyReplyToClient = "REPLY_TO_CLIENT"
+
+// Properties Apache's broker stamps on what it stores and answers each send
+// with (MessageConst PROPERTY_CLUSTER, PROPERTY_MSG_REGION, PROPERTY_TRACE_SWITCH).
 const (
-	propertyCluster       = "CLUSTER"
-	propertyReplyToClient = "REPLY_TO_CLIENT"
+	propertyCluster   = "CLUSTER"
+	propertyMsgRegion = "MSG_REGION"
+	propertyTraceOn   = "TRACE_ON"
 )
+
+// DefaultRegionID is Apache's regionId default (MixAll.DEFAULT_TRACE_REGION_ID).
+const DefaultRegionID = "DefaultRegion"
+
+// stamp adds the broker's properties to one message about to be stored:
+// CLUSTER (a responder builds its reply topic from it), MSG_REGION and
+// TRACE_ON (trace clients record the region, and skip a message whose TRACE_ON
+// is false). Apache stamps them in SendMessageProcessor and
+// AbstractSendMessageProcessor.buildMsgContext; 4.9 and 5.x up to 5.3.2 also
+// append a batch's stamped properties to each of its messages, so batches get
+// them too.
+//
+// A property the producer set is kept. Apache 5.x overwrites it (Map.put), and
+// 4.9 stamps MSG_REGION and TRACE_ON only when a send hook is registered; here
+// a message that carries its own values (a message moved from another cluster,
+// a producer that opts out of tracing) keeps them.
+func (a *API) stamp(props string) string {
+	if a.d.ClusterName != "" {
+		props = withProperty(props, propertyCluster, a.d.ClusterName)
+	}
+	props = withProperty(props, propertyMsgRegion, a.regionID())
+	return withProperty(props, propertyTraceOn, strconv.FormatBool(!a.d.TraceOff))
+}
+
+// regionID is MSG_REGION's value: the configured regionId, else Apache's default.
+func (a *API) regionID() string {
+	if a.d.RegionID == "" {
+		return DefaultRegionID
+	}
+	return a.d.RegionID
+}
+
+// withProperty appends name=value to props unless props has name already.
+func withProperty(props, name, value string) string {
+	if _, ok := store.Property(props, name); ok {
+		return props
+	}
+	if props != "" && props[len(props)-1] != '\x02' {
+		props += "\x02" // Java writes no separator after its last property
+	}
+	return props + name + "\x01" + value + "\x02"
+}
 
 // handleSend serves SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and
 // SEND_BATCH_MESSAGE (320) on the leader: validate, encode each message once,
@@ -66,7 +114,7 @@ func (a *API) handleSend(ctx context.Context, req *route.Request) (*transport.Co
 			if v, ok := store.Property(e.Properties, store.PropertyDelayLevel); ok && v != "" && v != "0" {
 				return nil, fmt.Errorf("%w: batch element %d has DELAY=%s; batch messages cannot be delayed", store.ErrMessageIllegal, i, v)
 			}
-			rec, err := a.encodeForStore(h, queueID, e.Flag, e.Body, e.Properties, born)
+			rec, err := a.encodeForStore(h, queueID, e.Flag, e.Body, a.stamp(e.Properties), born)
 			if err != nil {
 				return nil, err
 			}
@@ -93,7 +141,7 @@ func (a *API) handleSend(ctx context.Context, req *route.Request) (*transport.Co
 			return nil, err
 		}
 		uniqKey, _ = store.Property(p.props, store.PropertyUniqKey)
-		p.props = withCluster(p.props, a.d.ClusterName)
+		p.props = a.stamp(p.props)
 		code := req.RequestCode()
 		if replyTo, ok := store.Property(p.props, propertyReplyToClient); ok && !forwarded &&
 			code != transport.SendReplyMessage && code != transport.SendReplyMessageV2 {
@@ -127,12 +175,12 @@ func (a *API) handleSend(ctx context.Context, req *route.Request) (*transport.Co
 		}
 	}
 	return route.OK(map[string]string{
-		"msgId":         strings.Join(ids, ","),
-		"queueId":       strconv.Itoa(int(queueID)),
-		"queueOffset":   strconv.FormatInt(int64(results[0].QueueOffset), 10),
-		"transactionId": uniqKey,
-		"MSG_REGION":    "DefaultRegion",
-		"TRACE_ON":      "true",
+		"msgId":           strings.Join(ids, ","),
+		"queueId":         strconv.Itoa(int(queueID)),
+		"queueOffset":     strconv.FormatInt(int64(results[0].QueueOffset), 10),
+		"transactionId":   uniqKey,
+		propertyMsgRegion: a.regionID(),
+		propertyTraceOn:   strconv.FormatBool(!a.d.TraceOff),
 	}, nil), nil
 }
 
@@ -197,21 +245,6 @@ func bornHost(conn *transport.Conn) netip.AddrPort {
 		return netip.AddrPort{}
 	}
 	return ap
-}
-
-// withCluster adds the CLUSTER property, as Java's SendMessageProcessor does for
-// every message: a responder builds its reply topic from it.
-func withCluster(props, cluster string) string {
-	if cluster == "" {
-		return props
-	}
-	if _, ok := store.Property(props, propertyCluster); ok {
-		return props
-	}
-	if props != "" && props[len(props)-1] != '\x02' {
-		props += "\x02" // Java writes no separator after its last property
-	}
-	return props + propertyCluster + "\x01" + cluster + "\x02"
 }
 
 // SendHeader is SEND_MESSAGE's header (V1 keys), also decoded from

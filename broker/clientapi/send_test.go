@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rocketraft/rocketraft/broker/route"
+	"github.com/rocketraft/rocketraft/store"
 )
 
 func TestParseSendHeaderV1AndV2Agree(t *testing.T) {
@@ -51,5 +52,36 @@ func TestBatchRoundTripAndMalformed(t *testing.T) {
 		if _, err := decodeBatch(bad); !errors.Is(err, route.ErrBatchMalformed) {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// TestStampKeepsJavaLastPropertyAndProducerValues: the broker's CLUSTER,
+// MSG_REGION and TRACE_ON are appended after a Java-style last property (no
+// trailing separator) without swallowing it, and a value the producer set wins.
+func TestStampKeepsJavaLastPropertyAndProducerValues(t *testing.T) {
+	a := &API{d: Deps{Config: Config{ClusterName: "c1", RegionID: "r1"}}}
+	got := a.stamp("WAIT\x01true\x02KEYS\x01k1")
+	want := map[string]string{"WAIT": "true", "KEYS": "k1", "CLUSTER": "c1", "MSG_REGION": "r1", "TRACE_ON": "true"}
+	for k, v := range want {
+		if g, ok := store.Property(got, k); !ok || g != v {
+			t.Errorf("%s = %q (%v) in %q, want %q", k, g, ok, got, v)
+		}
+	}
+	own := a.stamp("MSG_REGION\x01mine\x02TRACE_ON\x01false\x02")
+	if r, _ := store.Property(own, "MSG_REGION"); r != "mine" {
+		t.Errorf("producer MSG_REGION replaced: %q", own)
+	}
+	if tr, _ := store.Property(own, "TRACE_ON"); tr != "false" {
+		t.Errorf("producer TRACE_ON replaced: %q", own)
+	}
+	off := (&API{d: Deps{Config: Config{TraceOff: true}}}).stamp("")
+	if r, _ := store.Property(off, "MSG_REGION"); r != DefaultRegionID {
+		t.Errorf("unset regionId stamped %q", r)
+	}
+	if tr, _ := store.Property(off, "TRACE_ON"); tr != "false" {
+		t.Errorf("traceOn=false stamped %q", tr)
+	}
+	if _, ok := store.Property(off, "CLUSTER"); ok {
+		t.Errorf("no cluster name, yet CLUSTER stamped: %q", off)
 	}
 }

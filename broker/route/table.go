@@ -69,3 +69,17 @@ func notSupported(_ context.Context, req *Request) (*transport.Command, error) {
 	return transport.NewResponse(transport.RequestCodeNotSupported,
 		fmt.Sprintf("request code %d is not supported", req.Code)), nil
 }
+
+// Without is a copy of t minus the routes of codes: a second port that serves
+// every code but those (the VIP channel has no pull) builds its own chain from
+// it, and the codes left out get REQUEST_CODE_NOT_SUPPORTED through the stages.
+func (t *Table) Without(codes ...transport.RequestCode) *Table {
+	c := NewTable()
+	for code, r := range t.routes {
+		c.routes[code] = r
+	}
+	for _, code := range codes {
+		delete(c.routes, code)
+	}
+	return c
+}

@@ -55,3 +55,41 @@ func TestChainOrderAndUnroutedCodes(t *testing.T) {
 	}()
 	tbl.Handle(Leader, nil, transport.GetMaxOffset)
 }
+
+// TestWithoutLeavesTheOriginal: a table without some codes answers them
+// REQUEST_CODE_NOT_SUPPORTED through its stages and serves the rest, while the
+// table it was copied from still serves them all.
+func TestWithoutLeavesTheOriginal(t *testing.T) {
+	ok := func(context.Context, *Request) (*transport.Command, error) { return OK(nil, nil), nil }
+	tbl := NewTable()
+	tbl.Handle(Local, ok, transport.PullMessage, transport.HeartBeat)
+	staged := 0
+	stage := func(next Handler) Handler {
+		return func(ctx context.Context, req *Request) (*transport.Command, error) {
+			staged++
+			return next(ctx, req)
+		}
+	}
+	fwd := func(next Handler) Handler { return next }
+	vip := tbl.Without(transport.PullMessage).Serve(fwd, stage)
+	full := tbl.Serve(fwd, stage)
+	for _, c := range []struct {
+		serve transport.HandlerFunc
+		code  transport.RequestCode
+		want  transport.ResponseCode
+	}{
+		{vip, transport.PullMessage, transport.RequestCodeNotSupported},
+		{vip, transport.HeartBeat, transport.Success},
+		{full, transport.PullMessage, transport.Success},
+	} {
+		if got := c.serve(context.Background(), nil, transport.NewRequest(c.code, nil, nil)).ResponseCode(); got != c.want {
+			t.Errorf("code %s answered %s, want %s", c.code, got, c.want)
+		}
+	}
+	if staged != 3 {
+		t.Errorf("the stage saw %d requests, want 3", staged)
+	}
+	if _, ok := tbl.Lookup(transport.PullMessage); !ok {
+		t.Error("Without removed the code from the original table")
+	}
+}

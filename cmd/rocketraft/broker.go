@@ -116,6 +116,7 @@ func brokerConfig(cfg config.Broker, log hclog.Logger) broker.Config {
 		ClusterName:           cfg.ClusterName,
 		BrokerName:            cfg.BrokerName,
 		ListenAddr:            fmt.Sprintf(":%d", cfg.ListenPort),
+		VIPListenAddr:         fmt.Sprintf(":%d", cfg.VIPPort()),
 		ClientAddr:            cfg.ClientAddr(),
 		NamesrvAddrs:          cfg.NamesrvAddrs,
 		SelfID:                cfg.SelfID,
@@ -135,11 +136,13 @@ func brokerConfig(cfg config.Broker, log hclog.Logger) broker.Config {
 		NamesrvAuthSecret:        cfg.NamesrvAuthSecret,
 		Logger:                   log,
 
-		// Apache keys: dLegerGroup, traceTopicEnable, msgTraceTopicName, registerNameServerPeriod.
+		// Apache keys: dLegerGroup, traceTopicEnable, msgTraceTopicName, registerNameServerPeriod, regionId, traceOn.
 		DLegerGroup:      cfg.DLegerGroup,
 		TraceTopicEnable: cfg.TraceTopicEnable,
 		TraceTopic:       cfg.MsgTraceTopicName,
 		RegisterInterval: cfg.RegisterNameServerPeriod,
+		RegionID:         cfg.RegionID,
+		TraceOff:         !cfg.TraceOn,
 	}
 }
 

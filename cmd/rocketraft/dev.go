@@ -51,7 +51,7 @@ func newDevCommand() *cobra.Command {
 	f.IntVar(&d.groups, "groups", 1, "number of broker groups (broker-a, broker-b, …)")
 	f.IntVar(&d.nodes, "nodes", 3, "nodes per group")
 	f.IntVar(&d.namesrvPort, "namesrv-port", 9876, "nameserver port")
-	f.IntVar(&d.brokerPort, "broker-port", 10911, "client port of the first node; node i of group g uses +100*g+10*i")
+	f.IntVar(&d.brokerPort, "broker-port", 10911, "client port of the first node; node i of group g uses +100*g+10*i, its VIP channel that -2, its admin HTTP that +2")
 	f.IntVar(&d.raftPort, "raft-port", 40911, "raft port of the first node, same spacing")
 	f.Int64Var(&d.segmentSize, "segment-size", 64<<20, "CommitLog segment size in bytes")
 	f.BoolVar(&d.tls, "tls", false, "make a throw-away CA and certificate under <data-dir>/tls and run every client port with tlsMode=enforcing")
@@ -225,8 +225,8 @@ func (d *devCluster) run() error {
 	}
 	for g := 0; g < d.groups; g++ {
 		for i := 0; i < d.nodes; i++ {
-			fmt.Printf("  %s n%d    client 127.0.0.1:%d  raft 127.0.0.1:%d  metrics http://127.0.0.1:%d/metrics\n", d.groupName(g), i,
-				d.brokerPort+100*g+10*i, d.raftPort+100*g+10*i, d.brokerPort+100*g+10*i+2)
+			fmt.Printf("  %s n%d    client 127.0.0.1:%d  vip 127.0.0.1:%d  raft 127.0.0.1:%d  metrics http://127.0.0.1:%d/metrics\n", d.groupName(g), i,
+				d.brokerPort+100*g+10*i, d.brokerPort+100*g+10*i-2, d.raftPort+100*g+10*i, d.brokerPort+100*g+10*i+2)
 		}
 	}
 	fmt.Printf("  data, configs and logs under %s\n\n", d.dataDir)

@@ -217,6 +217,7 @@ func checkBrokerGroup(m *manifests, sts *appsv1.StatefulSet, ns, nsAddr string, 
 			p.addf("%s: brokerIP1=%s, want the pod's DNS name %s", where, cfg.BrokerIP1, fqdn(int(i)))
 		}
 		listen := portNamed(p, where, c, "remoting", int32(cfg.ListenPort))
+		portNamed(p, where, c, "vip", int32(cfg.VIPPort()))
 		admin := checkAdminListen(p, where, c, cfg.AdminListen)
 		if refFile == "" {
 			checkProbe(p, what, c, "readinessProbe", c.ReadinessProbe, "/readyz", admin)

@@ -112,6 +112,14 @@ func TestChecksCatchMistakes(t *testing.T) {
 				}
 			}
 		}, "container port raft"},
+		{"no VIP channel port", func(m *manifests) {
+			c := &sts(m).Spec.Template.Spec.Containers[0]
+			for i := range c.Ports {
+				if c.Ports[i].Name == "vip" {
+					c.Ports[i].ContainerPort = 10910
+				}
+			}
+		}, `container port "vip" is 10910, the config listens on 10909`},
 		{"readiness on /healthz", func(m *manifests) { sts(m).Spec.Template.Spec.Containers[0].ReadinessProbe.HTTPGet.Path = "/healthz" }, "readinessProbe path /healthz, want /readyz"},
 		{"liveness on the client port", func(m *manifests) {
 			sts(m).Spec.Template.Spec.Containers[0].LivenessProbe.HTTPGet.Port = intstr.FromString("remoting")

@@ -16,6 +16,9 @@ import (
 const (
 	portLow  = 12000
 	portHigh = 32000
+	// vipBelow is how far below a base port the ranges start: a broker's VIP
+	// channel listens at listenPort-2.
+	vipBelow = 2
 )
 
 // FreePorts reserves n distinct loopback ports below the ephemeral range by
@@ -25,9 +28,12 @@ func FreePorts(n int) ([]int, error) {
 	return FreePortGroups(n, 0)
 }
 
-// FreePortGroups returns n distinct base ports such that base, base+1 … base+span
+// FreePortGroups returns n distinct base ports such that base-2 … base+span
 // are all free, for processes that derive further ports from a base (rocketraft
-// dev: node i listens on base+10·i and its admin HTTP on that +2).
+// dev: node i listens on base+10·i, its VIP channel on that -2 and its admin
+// HTTP on that +2). base-2 is reserved because every broker opens its VIP
+// channel at listenPort-2; the ranges of two bases never overlap, so no port
+// handed out is another's VIP port.
 func FreePortGroups(n, span int) ([]int, error) {
 	var ls []net.Listener
 	defer func() {
@@ -40,8 +46,8 @@ func FreePortGroups(n, span int) ([]int, error) {
 		if attempt > 1000 {
 			return nil, fmt.Errorf("no %d free port groups of %d in %d–%d", n, span+1, portLow, portHigh)
 		}
-		base := portLow + rand.IntN(portHigh-portLow-span)
-		held, ok := listenAll(base, span)
+		base := portLow + vipBelow + rand.IntN(portHigh-portLow-vipBelow-span)
+		held, ok := listenAll(base-vipBelow, span+vipBelow)
 		ls = append(ls, held...)
 		if ok {
 			ports = append(ports, base)

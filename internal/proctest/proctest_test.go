@@ -202,3 +202,25 @@ func TestBrokerConfig(t *testing.T) {
 		t.Errorf("optional keys omitted:\ngot\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestFreePortsLeaveRoomForVIPChannels: a broker on any port handed out opens
+// its VIP channel at that port-2, so no two ports are within 2 of each other
+// and port-2 is free when they are returned.
+func TestFreePortsLeaveRoomForVIPChannels(t *testing.T) {
+	ports, err := FreePorts(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range ports {
+		for _, q := range ports[i+1:] {
+			if d := p - q; d >= -2 && d <= 2 {
+				t.Fatalf("ports %d and %d: one is the other's VIP channel", p, q)
+			}
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p-2))
+		if err != nil {
+			t.Skipf("port %d taken meanwhile: %v", p-2, err)
+		}
+		_ = l.Close()
+	}
+}
