@@ -208,6 +208,12 @@ func withCluster(props, cluster string) string {
 	if _, ok := store.Property(props, propertyCluster); ok {
 		return props
 	}
+	// Java 4.9.8 and 5.x end the string without a separator after the last
+	// pair (the Go client keeps one); appending without it would glue CLUSTER
+	// onto that pair's value, often TAGS, and every tag filter would miss it.
+	if props != "" && !strings.HasSuffix(props, "\x02") {
+		props += "\x02"
+	}
 	return props + propertyCluster + "\x01" + cluster + "\x02"
 }
 
