@@ -15,6 +15,8 @@ import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 
 /**
@@ -248,6 +250,54 @@ final class RaftCluster implements AutoCloseable {
         throw new AssertionError("brokerId 0 is " + leader + ", none of this cluster's nodes");
     }
 
+    private static final Pattern ROLE = Pattern.compile("\"role\":\\s*\"(\\w+)\"");
+    private static final Pattern LAG = Pattern.compile("\"lag\":\\s*(\\d+)");
+    /** Raft entries a follower may trail by and still count as caught up. */
+    private static final long MAX_LAG = 64;
+
+    /**
+     * Waits until every node answers {@code rocketraft admin cluster -b <node> -o json} as LEADER
+     * or FOLLOWER within {@link #MAX_LAG} entries. A restarted node is a raft follower within a
+     * second or two, long before its next registration lists it with the nameserver (every 30 s),
+     * and this is what the next kill needs: a quorum that survives it.
+     */
+    void awaitReplicating(Duration timeout) throws Exception {
+        Instant deadline = Instant.now().plus(timeout);
+        String last = "";
+        while (Instant.now().isBefore(deadline)) {
+            boolean all = true;
+            StringBuilder seen = new StringBuilder();
+            for (Node n : nodes) {
+                String out = admin("cluster", "-b", n.clientAddr, "-o", "json");
+                Matcher role = ROLE.matcher(out);
+                Matcher lag = LAG.matcher(out);
+                boolean ok = role.find() && lag.find() && (role.group(1).equals("LEADER") || role.group(1).equals("FOLLOWER"))
+                        && Long.parseLong(lag.group(1)) <= MAX_LAG;
+                seen.append(n.id).append('=').append(ok ? role.group(1) : "not ready").append(' ');
+                all &= ok;
+            }
+            last = seen.toString();
+            if (all) {
+                return;
+            }
+            Thread.sleep(200);
+        }
+        throw new AssertionError("nodes not all replicating within " + timeout + ": " + last + "\n" + tails(20));
+    }
+
+    /** Runs {@code rocketraft admin <args>} and returns what it printed (empty on a failure). */
+    private String admin(String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(bin, "admin"));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        byte[] out = p.getInputStream().readAllBytes();
+        if (!p.waitFor(10, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            return "";
+        }
+        return p.exitValue() == 0 ? new String(out, StandardCharsets.UTF_8) : "";
+    }
+
     /** What {@link #killLeader()} did. */
     record Kill(int node, String oldLeader, String newLeader, Duration untilListed) {
         @Override
@@ -258,12 +308,12 @@ final class RaftCluster implements AutoCloseable {
     }
 
     /**
-     * SIGKILLs the node listed as brokerId 0 (after every node is listed, so the group keeps a
+     * SIGKILLs the node listed as brokerId 0 (once every node replicates, so the group keeps a
      * quorum), waits for the nameserver to list another leader, then starts the killed node again
      * in the background of the test: it rejoins as a follower while the test goes on.
      */
     Kill killLeader() throws Exception {
-        awaitMembers(NODES, START_TIMEOUT);
+        awaitReplicating(START_TIMEOUT);
         int i = leaderIndex();
         Node n = nodes.get(i);
         Instant at = Instant.now();

@@ -47,6 +47,8 @@ abstract class Scenario implements AutoCloseable {
     final RaftCluster cluster;
     final String name;
     private final Deque<AutoCloseable> owned = new ArrayDeque<>();
+    /** False: clients keep every Java default, including the 30 s route refresh (see {@link RaftClients}). */
+    private boolean shortRoutePoll = true;
 
     Scenario(RaftCluster cluster, String name) {
         this.cluster = cluster;
@@ -64,8 +66,14 @@ abstract class Scenario implements AutoCloseable {
         return "J" + name + suffix;
     }
 
+    /** Clients of this scenario keep the Java defaults; call before {@link #before()}. */
+    Scenario withClientDefaults() {
+        shortRoutePoll = false;
+        return this;
+    }
+
     <T extends ClientConfig> T configure(T client, String instance) {
-        return RaftClients.configure(client, cluster, instance, true);
+        return RaftClients.configure(client, cluster, instance, shortRoutePoll);
     }
 
     /** Closed by {@link #close()}, last registered first. */

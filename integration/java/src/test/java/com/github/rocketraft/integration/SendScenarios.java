@@ -61,7 +61,11 @@ final class SendScenarios {
     /** DefaultMQProducer.send(Message): SEND_MESSAGE_V2 (310), 3 attempts within 3 s. */
     static final class Sync extends Looping {
         Sync(RaftCluster cluster) {
-            super(cluster, "Sync");
+            this(cluster, "Sync");
+        }
+
+        Sync(RaftCluster cluster, String name) {
+            super(cluster, name);
         }
 
         @Override
