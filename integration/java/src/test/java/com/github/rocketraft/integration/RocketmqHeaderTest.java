@@ -3,10 +3,12 @@ package com.github.rocketraft.integration;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -37,14 +39,24 @@ class RocketmqHeaderTest {
 
     private RaftCluster cluster;
 
-    /** code → serialize types seen, and the codes answered with anything but SUCCESS. */
+    /**
+     * Requests the broker sends to the client (CHECK_TRANSACTION_STATE, NOTIFY_CONSUMER_IDS_CHANGED,
+     * RESET_CONSUMER_CLIENT_OFFSET, GET_CONSUMER_STATUS_FROM_CLIENT, GET_CONSUMER_RUNNING_INFO,
+     * CONSUME_MESSAGE_DIRECTLY, PUSH_REPLY_MESSAGE_TO_CLIENT): the client's hooks see them too, in
+     * whatever serialize type the broker chose.
+     */
+    static final Set<Integer> BROKER_TO_CLIENT = Set.of(39, 40, 220, 221, 307, 309, 326);
+
+    /** "code:serializeType" of each request the client sent, and "code:responseCode" of each answer. */
     static final class SerializeHook implements RPCHook {
         final List<String> seen = new CopyOnWriteArrayList<>();
         final List<String> answered = new CopyOnWriteArrayList<>();
 
         @Override
         public void doBeforeRequest(String remoteAddr, RemotingCommand request) {
-            seen.add(request.getCode() + ":" + request.getSerializeTypeCurrentRPC());
+            if (!BROKER_TO_CLIENT.contains(request.getCode())) {
+                seen.add(request.getCode() + ":" + request.getSerializeTypeCurrentRPC());
+            }
         }
 
         @Override
@@ -94,16 +106,23 @@ class RocketmqHeaderTest {
         void verify() throws Exception {
             super.verify();
             Map<String, Long> types = hook.byType();
+            List<String> json = hook.seen.stream().filter(x -> !x.endsWith(":" + SerializeType.ROCKETMQ.name())).distinct().toList();
             assertEquals(List.of(SerializeType.ROCKETMQ.name()), List.copyOf(types.keySet()),
-                    "serialize types of the requests sent: " + types + " (is -Drocketmq.serialize.type=ROCKETMQ set for this JVM?)");
+                    "serialize types of the requests sent: " + types + ", not binary: " + json
+                    + " (is -Drocketmq.serialize.type=ROCKETMQ set for this JVM?)");
             assertTrue(hook.answered.stream().anyMatch(a -> a.equals("310:0")), "no SEND_MESSAGE_V2 answered SUCCESS: " + hook.answered);
-            assertTrue(hook.answered.stream().anyMatch(a -> a.equals("11:0")), "no PULL_MESSAGE answered SUCCESS: " + hook.answered);
+            // Pulls are asynchronous, and 4.9 runs no after-response hook for those; that the
+            // messages arrived (super.verify) is their answer.
+            assertTrue(hook.seen.contains("11:" + SerializeType.ROCKETMQ.name()), "no PULL_MESSAGE sent with the binary header");
             assertFalse(hook.answered.stream().anyMatch(a -> a.startsWith("34:") && !a.equals("34:0")), "a heartbeat was refused: " + hook.answered);
         }
     }
 
     @BeforeAll
     void startCluster() throws Exception {
+        // -Dtest=… selects this class in every surefire execution; only one sets the property.
+        assumeTrue("ROCKETMQ".equals(System.getProperty("rocketmq.serialize.type")),
+                "needs -Drocketmq.serialize.type=ROCKETMQ (the pom's rocketmq-header execution)");
         cluster = RaftCluster.start("RocketmqHeaderTest");
     }
 
