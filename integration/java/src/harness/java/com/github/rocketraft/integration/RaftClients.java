@@ -15,6 +15,12 @@ final class RaftClients {
     static final int POLL_NAMESRV_MILLIS = 1000;
 
     private static final AtomicInteger INSTANCES = new AtomicInteger();
+    /**
+     * Tells this JVM's instance names from an earlier run's: a broadcasting consumer keeps its
+     * offsets in a file named after its clientId, and a rerun that reused the name would resume
+     * from the last run's offsets on a fresh cluster.
+     */
+    private static final String RUN = Long.toString(System.currentTimeMillis() % 1_000_000_000L, 36);
 
     private RaftClients() {}
 
@@ -25,7 +31,7 @@ final class RaftClients {
      */
     static <T extends ClientConfig> T configure(T client, RaftCluster cluster, String name, boolean shortRoutePoll) {
         client.setNamesrvAddr(cluster.namesrvAddr());
-        client.setInstanceName(name + "-" + INSTANCES.incrementAndGet());
+        client.setInstanceName(name + "-" + RUN + "-" + INSTANCES.incrementAndGet());
         if (shortRoutePoll) {
             client.setPollNameServerInterval(POLL_NAMESRV_MILLIS);
         }

@@ -37,9 +37,11 @@ class LeaderKillMatrixTest extends MatrixTest {
     @BeforeAll
     void runAllAcrossOneKill() throws Exception {
         Map<String, Scenario> scenarios = new LinkedHashMap<>();
-        Set<String> excluded = excludedTags();
+        Set<String> excluded = tags("matrix.excludedGroups");
+        Set<String> included = tags("matrix.groups");
         for (Map.Entry<String, java.util.function.Function<RaftCluster, Scenario>> c : CASES.entrySet()) {
-            if (excluded(c.getKey(), excluded)) {
+            Set<String> mine = caseTags(c.getKey());
+            if (mine.stream().anyMatch(excluded::contains) || (!included.isEmpty() && mine.stream().noneMatch(included::contains))) {
                 // Its test method will not run: do not let its workload share the kill.
                 System.out.println("[matrix] " + c.getKey() + " " + Compat.clientVersion() + ": excluded by tag, not run");
                 continue;
@@ -63,36 +65,37 @@ class LeaderKillMatrixTest extends MatrixTest {
         for (String name : scenarios.keySet()) {
             Throwable t = outcomes.get(name);
             System.out.println("[matrix] " + scenarios.get(name).name + " " + Compat.clientVersion() + " across a leader kill: "
-                    + (t == null ? "passed" : t instanceof TestAbortedException ? "skipped" : "FAILED") + " (" + timings.get(name) + ")");
+                    + (t == null ? "passed" : t instanceof TestAbortedException ? "skipped" : "FAILED") + " (" + timings.get(name) + ")"
+                    + (t == null ? "" : ": " + String.valueOf(t.getMessage()).lines().findFirst().orElse("")));
         }
     }
 
     /**
-     * The tag names in the run's excludedGroups expression (surefire passes it to the fork as
-     * matrix.excludedGroups). Only names matter: a case with any of them is left out.
+     * The tag names in a tag expression surefire passed to the fork (matrix.excludedGroups,
+     * matrix.groups). Only names matter: a case is left out if it has an excluded one, or, when
+     * groups are given, none of them.
      */
-    static Set<String> excludedTags() {
-        String expr = System.getProperty("matrix.excludedGroups", "");
+    static Set<String> tags(String property) {
+        String expr = System.getProperty(property, "");
         Set<String> tags = new HashSet<>();
         for (String t : expr.split("[\\s|&!(),]+")) {
-            if (!t.isEmpty()) {
+            if (!t.isEmpty() && !t.startsWith("${")) {
                 tags.add(t);
             }
         }
         return tags;
     }
 
-    static boolean excluded(String caseName, Set<String> excludedTags) {
+    static Set<String> caseTags(String caseName) {
+        Set<String> out = new HashSet<>();
         try {
             for (Tag t : MatrixTest.class.getDeclaredMethod(caseName).getAnnotationsByType(Tag.class)) {
-                if (excludedTags.contains(t.value())) {
-                    return true;
-                }
+                out.add(t.value());
             }
-            return false;
         } catch (NoSuchMethodException e) {
             throw new IllegalStateException("CASES names " + caseName + ", which is no test method of MatrixTest", e);
         }
+        return out;
     }
 
     @FunctionalInterface
