@@ -74,8 +74,9 @@ integration-java-5: build
 integration-java-spring: build
 	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) $(MVN) -q -f $(JAVA_IT)/spring/pom.xml test
 
+# Not quiet: CI's log keeps surefire's "Tests run:" lines (-B -ntp: no colours, no download noise).
 integration-java-short: build
-	$(MVN_JAVA) test -Dgroups=ci $(JAVA_ONLY)
+	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) $(MVN) -B -ntp -f $(JAVA_IT)/pom.xml test -Dgroups=ci $(JAVA_ONLY)
 
 integration-java-pending: build
 	$(MVN_JAVA) test -Dgroups='pending-broker | pending-broker-5x' -DexcludedGroups= -Dheader.skip=true -Dtls.skip=true; a=$$?; \
