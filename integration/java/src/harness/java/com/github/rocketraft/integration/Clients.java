@@ -17,7 +17,6 @@ import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
-import org.apache.rocketmq.common.protocol.heartbeat.MessageModel;
 import org.apache.rocketmq.remoting.RPCHook;
 
 /** Java clients against a {@link DevCluster}, each in its own client instance. */
@@ -78,7 +77,7 @@ final class Clients {
             consumer.setNamesrvAddr(dev.namesrvAddr());
             consumer.setInstanceName(group + "-" + INSTANCES.incrementAndGet());
             consumer.setUseTLS(tls);
-            consumer.setMessageModel(MessageModel.CLUSTERING);
+            // CLUSTERING is the default message model (its enum moved packages in 5.x).
             consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
             consumer.subscribe(topic, "*");
             consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
