@@ -130,7 +130,6 @@ abstract class MatrixTest {
     }
 
     @Test
-    @Tag("pending-broker")
     @DisplayName("SQL92 filter (46 CHECK_CLIENT_CONFIG, heartbeat version)")
     void sql92Filter() throws Exception {
         run("sql92Filter");
@@ -173,14 +172,12 @@ abstract class MatrixTest {
     }
 
     @Test
-    @Tag("pending-broker-5x")
     @DisplayName("DefaultLitePullConsumer subscribe (5.x: LITE_PULL_MESSAGE 361)")
     void litePullSubscribe() throws Exception {
         run("litePullSubscribe");
     }
 
     @Test
-    @Tag("pending-broker-5x")
     @DisplayName("DefaultLitePullConsumer assign and seek (5.x: LITE_PULL_MESSAGE 361)")
     void litePullAssignSeek() throws Exception {
         run("litePullAssignSeek");
