@@ -74,7 +74,7 @@ func newAdminCommand() *cobra.Command {
 	f.tls.register(pf, true)
 	cmd.SetFlagErrorFunc(flagErrorHint)
 	cmd.AddCommand(adminClusterCommand(f), adminTopicCommand(f), adminGroupCommand(f), adminMessageCommand(f), adminRaftCommand(f),
-		adminACLCommand(f), adminBrokerCommand(f), adminVersionCommand(f))
+		adminACLCommand(f), adminBrokerCommand(f), adminVersionCommand(f), adminConnectionsCommand(f))
 	return cmd
 }
 

@@ -26,6 +26,7 @@ func adminGroupCommand(f *adminFlags) *cobra.Command {
 	tg.register(list.Flags())
 	cmd.AddCommand(list, groupProgressCommand(f))
 	cmd.AddCommand(adminConsumerCommands(f)...)
+	cmd.AddCommand(groupUpdateCommands(f)...)
 	return cmd
 }
 

@@ -244,6 +244,11 @@ func TestAdminEveryCommandPrintsJSON(t *testing.T) {
 		offsetMsgID = resp.ExtFields["msgId"]
 	}
 	fakeConsumer(ctx, t, jc, group, topic)
+	// A producer group for connections producer: a heartbeat to every node.
+	for _, addr := range jc.clientAddr {
+		invoke(ctx, t, tc, addr, transport.NewRequest(transport.HeartBeat, nil,
+			[]byte(`{"clientID":"json-producer@1","producerDataSet":[{"groupName":"json-producers"}],"consumerDataSet":[]}`)))
+	}
 	invoke(ctx, t, tc, leaderAddr(), transport.NewRequest(transport.UpdateConsumerOffset, map[string]string{
 		"consumerGroup": group, "topic": topic, "queueId": "0", "commitOffset": "1"}, nil))
 
@@ -281,6 +286,10 @@ func TestAdminEveryCommandPrintsJSON(t *testing.T) {
 		{"group progress", fixed("-g", group, "-t", topic)},
 		{"group running-info", fixed("-g", group)},
 		{"group reset-offset", fixed("-g", group, "-t", topic, "-s", "-1")},
+		{"group update", fixed("json-sub", "--max-retries", "3")},
+		{"group delete", fixed("json-sub", "--clean-offsets")},
+		{"connections consumer", fixed("-g", group)},
+		{"connections producer", fixed("json-producers", "-t", topic)},
 		{"message key", fixed(topic, "key-1")},
 		{"message id", func() []string { return []string{offsetMsgID} }},
 		{"acl list", fixed()},

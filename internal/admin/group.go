@@ -19,6 +19,7 @@ type SubscriptionGroup struct {
 	Name                   string `json:"groupName"`
 	ConsumeEnable          bool   `json:"consumeEnable"`
 	ConsumeBroadcastEnable bool   `json:"consumeBroadcastEnable"`
+	ConsumeMessageOrderly  bool   `json:"consumeMessageOrderly"`
 	RetryQueueNums         int32  `json:"retryQueueNums"`
 	RetryMaxTimes          int32  `json:"retryMaxTimes"`
 }
