@@ -124,12 +124,12 @@ func TestApacheSampleConfigsLoad(t *testing.T) {
 		},
 		{
 			file:  "dledger/broker-n1.conf",
-			warns: []warned{{"storePathCommitLog", 8}, {"enableDLegerCommitLog", 9}, {"sendMessageThreadPoolNums", 13}},
+			warns: []warned{{"storePathCommitLog", 11}, {"enableDLegerCommitLog", 12}, {"sendMessageThreadPoolNums", 16}},
 			check: func(t *testing.T, b Broker) {
 				want := []Peer{{"n0", "127.0.0.1:40911"}, {"n1", "127.0.0.1:40912"}, {"n2", "127.0.0.1:40913"}}
 				if b.ClusterName != "RaftCluster" || b.BrokerName != "RaftNode00" || b.DLegerGroup != "RaftNode00" ||
 					b.ListenPort != 30921 || b.SelfID != "n1" || !slices.Equal(b.Peers, want) ||
-					b.StorePathRootDir != "/tmp/rmqstore/node01" || !slices.Equal(b.NamesrvAddrs, []string{"127.0.0.1:9876"}) {
+					b.StorePathRootDir != "rmqstore/node01" || !slices.Equal(b.NamesrvAddrs, []string{"127.0.0.1:9876"}) {
 					t.Errorf("dledger n1 loaded as %+v", b)
 				}
 				if len(b.PeerClientAddrs) != 0 {

@@ -19,7 +19,7 @@ import (
 	"github.com/rocketraft/rocketraft/transport"
 )
 
-// Apache's conf/dledger/broker-n{0,1,2}.conf, as shipped (config/testdata/apache).
+// Apache's conf/dledger/broker-n{0,1,2}.conf, as shipped but for relative store paths (config/testdata/apache).
 const (
 	apacheGroup      = "RaftNode00"
 	apacheNamesrv    = "127.0.0.1:9876"
@@ -46,8 +46,8 @@ func portsFree(ports []int) bool {
 
 // TestApacheDLedgerSampleConfigsStartAGroup starts three brokers from Apache's
 // own DLedger sample configs and a nameserver where they expect it. The files
-// are used as they are; --set adds only what a test must: storePathRootDir (the
-// samples write to /tmp/rmqstore, shared by anything else on the machine),
+// are used as they are; --set adds only what a test must: storePathRootDir (Apache's
+// samples write to a fixed directory, shared by anything else on the machine),
 // traceTopicEnable=true (for the trace check; Apache's default is false), and
 // the test clusters' small CommitLog segments and IndexFiles (with Apache's
 // defaults, 1 GiB segments written out with zeros and 420 MB IndexFiles, the
