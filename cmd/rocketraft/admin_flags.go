@@ -103,3 +103,12 @@ func flagErrorHint(cmd *cobra.Command, err error) error {
 	}
 	return err
 }
+
+// ifChanged returns v when the flag name was given on the command line, else
+// nil: a patch field that is nil leaves the stored value as it is.
+func ifChanged[T any](fl *pflag.FlagSet, name string, v *T) *T {
+	if fl.Changed(name) {
+		return v
+	}
+	return nil
+}

@@ -26,21 +26,12 @@ func groupUpdateCommands(f *adminFlags) []*cobra.Command {
 				return err
 			}
 			fl := cmd.Flags()
-			var p admin.GroupPatch
-			if fl.Changed("retry-queues") {
-				p.RetryQueueNums = &retryQueues
-			}
-			if fl.Changed("max-retries") {
-				p.RetryMaxTimes = &maxRetries
-			}
-			if fl.Changed("consume") {
-				p.ConsumeEnable = &consume
-			}
-			if fl.Changed("broadcast") {
-				p.Broadcast = &broadcast
-			}
-			if fl.Changed("orderly") {
-				p.Orderly = &orderly
+			p := admin.GroupPatch{
+				RetryQueueNums: ifChanged(fl, "retry-queues", &retryQueues),
+				RetryMaxTimes:  ifChanged(fl, "max-retries", &maxRetries),
+				ConsumeEnable:  ifChanged(fl, "consume", &consume),
+				Broadcast:      ifChanged(fl, "broadcast", &broadcast),
+				Orderly:        ifChanged(fl, "orderly", &orderly),
 			}
 			return f.run(cmd, func(ctx context.Context, c *admin.Client) (admin.Table, error) {
 				cs, err := c.GroupUpdate(ctx, name, tg.cluster, tg.brokerName, p)

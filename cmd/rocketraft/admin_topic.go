@@ -82,19 +82,12 @@ func topicUpdateCommand(f *adminFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var p admin.TopicPatch
 			fl := cmd.Flags()
-			if fl.Changed("read-queues") {
-				p.ReadQueueNums = &read
-			}
-			if fl.Changed("write-queues") {
-				p.WriteQueueNums = &write
-			}
-			if fl.Changed("perm") {
-				p.Perm = &perm
-			}
-			if fl.Changed("order") {
-				p.Order = &order
+			p := admin.TopicPatch{
+				ReadQueueNums:  ifChanged(fl, "read-queues", &read),
+				WriteQueueNums: ifChanged(fl, "write-queues", &write),
+				Perm:           ifChanged(fl, "perm", &perm),
+				Order:          ifChanged(fl, "order", &order),
 			}
 			if p.Empty() {
 				return fmt.Errorf("topic update %s changes nothing: give -r/--read-queues, -w/--write-queues, -p/--perm or --order", name)
