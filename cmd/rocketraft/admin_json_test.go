@@ -24,9 +24,7 @@ import (
 // processes, with ACL on and loopback on the global allow-list, so the acl
 // commands have something to do and every other request passes unsigned.
 type jsonCluster struct {
-	ns         string
-	clientAddr map[string]string // raft id → client address
-	raftAddr   map[string]string
+	*proctest.Group
 }
 
 func startJSONCluster(t *testing.T) *jsonCluster {
@@ -36,60 +34,12 @@ func startJSONCluster(t *testing.T) *jsonCluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ports, err := proctest.FreePorts(7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jc := &jsonCluster{ns: fmt.Sprintf("127.0.0.1:%d", ports[0]), clientAddr: map[string]string{}, raftAddr: map[string]string{}}
 	aclFile := filepath.Join(dir, "plain_acl.yml")
 	acl := "globalWhiteRemoteAddresses:\n  - 127.0.0.1\naccounts:\n  - accessKey: jsonAdmin\n    secretKey: json-admin-secret\n    admin: true\n"
 	if err := os.WriteFile(aclFile, []byte(acl), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var peers, clients []proctest.Peer
-	for i := range 3 {
-		id := fmt.Sprintf("n%d", i)
-		jc.clientAddr[id] = fmt.Sprintf("127.0.0.1:%d", ports[1+i])
-		jc.raftAddr[id] = fmt.Sprintf("127.0.0.1:%d", ports[4+i])
-		peers = append(peers, proctest.Peer{ID: id, Addr: jc.raftAddr[id]})
-		clients = append(clients, proctest.Peer{ID: id, Addr: jc.clientAddr[id]})
-	}
-	var procs []*proctest.Proc
-	start := func(name string, args ...string) {
-		p := &proctest.Proc{Name: name, Bin: bin, Args: args, LogPath: filepath.Join(dir, name+".log")}
-		if err := p.Start(); err != nil {
-			t.Fatal(err)
-		}
-		procs = append(procs, p)
-	}
-	t.Cleanup(func() {
-		proctest.StopAll(10*time.Second, procs...)
-		if t.Failed() {
-			for _, p := range procs {
-				t.Logf("--- %s log (tail) ---\n%s", p.Name, p.Tail(3000))
-			}
-		}
-	})
-	nsConf := filepath.Join(dir, "namesrv.conf")
-	if err := (proctest.NamesrvConfig{Addr: jc.ns}).Write(nsConf); err != nil {
-		t.Fatal(err)
-	}
-	start("namesrv", "namesrv", "-c", nsConf)
-	for i := range 3 {
-		id := fmt.Sprintf("n%d", i)
-		conf := filepath.Join(dir, id+".conf")
-		err := proctest.BrokerConfig{ClusterName: "DefaultCluster", BrokerName: "broker-a", ClientAddr: jc.clientAddr[id],
-			NamesrvAddr: jc.ns, DataDir: filepath.Join(dir, id), Peers: peers, PeerClients: clients, SelfID: id,
-			SegmentSize: proctest.SegmentSize,
-			Extra: []string{"raftHeartbeatTimeout=500ms", "raftElectionTimeout=500ms", "raftLeaderLeaseTimeout=250ms",
-				"aclEnable=true", "aclFile=" + aclFile},
-		}.Write(conf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		start(id, "broker", "-c", conf)
-	}
-	return jc
+	return &jsonCluster{proctest.StartGroup(t, bin, dir, "aclEnable=true", "aclFile="+aclFile)}
 }
 
 // adminRun runs `rocketraft admin -n NS args…` in this process and returns
@@ -99,7 +49,7 @@ func (jc *jsonCluster) adminRun(args ...string) (string, error) {
 	var out, errOut bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&errOut)
-	root.SetArgs(append([]string{"admin", "-n", jc.ns, "--timeout", "5s"}, args...))
+	root.SetArgs(append([]string{"admin", "-n", jc.Namesrv, "--timeout", "5s"}, args...))
 	err := root.Execute()
 	if err != nil {
 		err = fmt.Errorf("%w (stderr %s)", err, errOut.String())
@@ -184,7 +134,7 @@ func fakeConsumer(ctx context.Context, t *testing.T, jc *jsonCluster, group, top
 	body := fmt.Sprintf(`{"clientID":"json-test@1","producerDataSet":[],"consumerDataSet":[{"groupName":%q,"consumeType":"CONSUME_PASSIVELY",`+
 		`"messageModel":"CLUSTERING","consumeFromWhere":"CONSUME_FROM_FIRST_OFFSET","subscriptionDataSet":[{"topic":%q,"subString":"*"}],"unitMode":false}]}`,
 		group, topic)
-	for _, addr := range jc.clientAddr {
+	for _, addr := range jc.ClientAddr {
 		invoke(ctx, t, tc, addr, transport.NewRequest(transport.HeartBeat, nil, []byte(body)))
 	}
 }
@@ -216,7 +166,7 @@ func TestAdminEveryCommandPrintsJSON(t *testing.T) {
 	jc.eventually(t, oneSettledLeader, "cluster", "-o", "json")
 	jc.eventually(t, func(string) bool { return true }, "topic", "create", topic, "-r", "2", "-w", "2")
 	jc.eventually(t, func(out string) bool { return strings.Contains(out, topic) }, "topic", "route", topic)
-	ac := admin.New(admin.Config{NamesrvAddrs: []string{jc.ns}})
+	ac := admin.New(admin.Config{NamesrvAddrs: []string{jc.Namesrv}})
 	defer ac.Close()
 	leaderAddr := func() string {
 		t.Helper()
@@ -245,7 +195,7 @@ func TestAdminEveryCommandPrintsJSON(t *testing.T) {
 	}
 	fakeConsumer(ctx, t, jc, group, topic)
 	// A producer group for connections producer: a heartbeat to every node.
-	for _, addr := range jc.clientAddr {
+	for _, addr := range jc.ClientAddr {
 		invoke(ctx, t, tc, addr, transport.NewRequest(transport.HeartBeat, nil,
 			[]byte(`{"clientID":"json-producer@1","producerDataSet":[{"groupName":"json-producers"}],"consumerDataSet":[]}`)))
 	}
@@ -268,7 +218,7 @@ func TestAdminEveryCommandPrintsJSON(t *testing.T) {
 		t.Fatalf("no follower in %+v", peers)
 		return nil
 	}
-	rejoin := func() []string { return []string{follower, jc.raftAddr[follower]} }
+	rejoin := func() []string { return []string{follower, jc.RaftAddr[follower]} }
 	fixed := func(args ...string) func() []string { return func() []string { return args } }
 
 	// In order: state-changing commands come where the state they need exists.

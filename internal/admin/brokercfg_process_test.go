@@ -23,11 +23,8 @@ import (
 // processes, each broker with its broker.conf at conf[id], so a test can
 // restart a node and read its file.
 type cfgCluster struct {
-	bin, ns    string
-	clientAddr map[string]string // raft id → client address
-	conf       map[string]string
-	procs      map[string]*proctest.Proc
-	tc         *transport.Client
+	*proctest.Group
+	tc *transport.Client
 }
 
 func startCfgCluster(t *testing.T) *cfgCluster {
@@ -37,63 +34,14 @@ func startCfgCluster(t *testing.T) *cfgCluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ports, err := proctest.FreePorts(7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc := &cfgCluster{bin: bin, ns: fmt.Sprintf("127.0.0.1:%d", ports[0]), clientAddr: map[string]string{},
-		conf: map[string]string{}, procs: map[string]*proctest.Proc{}, tc: transport.NewClient(transport.ClientConfig{})}
-	var peers, clients []proctest.Peer
-	for i := range 3 {
-		id := fmt.Sprintf("n%d", i)
-		cc.clientAddr[id] = fmt.Sprintf("127.0.0.1:%d", ports[1+i])
-		peers = append(peers, proctest.Peer{ID: id, Addr: fmt.Sprintf("127.0.0.1:%d", ports[4+i])})
-		clients = append(clients, proctest.Peer{ID: id, Addr: cc.clientAddr[id]})
-	}
-	start := func(name string, args ...string) {
-		p := &proctest.Proc{Name: name, Bin: bin, Args: args, LogPath: filepath.Join(dir, name+".log")}
-		if err := p.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cc.procs[name] = p
-	}
-	t.Cleanup(func() {
-		var all []*proctest.Proc
-		for _, p := range cc.procs {
-			all = append(all, p)
-		}
-		proctest.StopAll(10*time.Second, all...)
-		_ = cc.tc.Close()
-		if t.Failed() {
-			for _, p := range all {
-				t.Logf("--- %s log (tail) ---\n%s", p.Name, p.Tail(3000))
-			}
-		}
-	})
-	nsConf := filepath.Join(dir, "namesrv.conf")
-	if err := (proctest.NamesrvConfig{Addr: cc.ns}).Write(nsConf); err != nil {
-		t.Fatal(err)
-	}
-	start("namesrv", "namesrv", "-c", nsConf)
-	for i := range 3 {
-		id := fmt.Sprintf("n%d", i)
-		cc.conf[id] = filepath.Join(dir, id+".conf")
-		err := proctest.BrokerConfig{ClusterName: "DefaultCluster", BrokerName: "broker-a", ClientAddr: cc.clientAddr[id],
-			NamesrvAddr: cc.ns, DataDir: filepath.Join(dir, id), Peers: peers, PeerClients: clients, SelfID: id,
-			SegmentSize: proctest.SegmentSize,
-			Extra:       []string{"raftHeartbeatTimeout=500ms", "raftElectionTimeout=500ms", "raftLeaderLeaseTimeout=250ms"},
-		}.Write(cc.conf[id])
-		if err != nil {
-			t.Fatal(err)
-		}
-		start(id, "broker", "-c", cc.conf[id])
-	}
+	cc := &cfgCluster{Group: proctest.StartGroup(t, bin, dir), tc: transport.NewClient(transport.ClientConfig{})}
+	t.Cleanup(func() { _ = cc.tc.Close() })
 	return cc
 }
 
 // admin runs `rocketraft admin -n NS args…` and returns stdout and stderr apart.
 func (cc *cfgCluster) admin(args ...string) (string, string, error) {
-	cmd := exec.Command(cc.bin, append([]string{"admin", "-n", cc.ns, "--timeout", "5s"}, args...)...)
+	cmd := exec.Command(cc.Bin, append([]string{"admin", "-n", cc.Namesrv, "--timeout", "5s"}, args...)...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -197,7 +145,7 @@ func TestBrokerConfigAndRuntimeAgainstProcesses(t *testing.T) {
 	}
 	cc := startCfgCluster(t)
 	leaderID := cc.leader(t)
-	leader := cc.clientAddr[leaderID]
+	leader := cc.ClientAddr[leaderID]
 	const topic = "CfgT"
 	cc.mustAdmin(t, "topic", "create", topic, "-r", "1", "-w", "1")
 
@@ -207,7 +155,7 @@ func TestBrokerConfigAndRuntimeAgainstProcesses(t *testing.T) {
 	if len(cfgs) != 3 {
 		t.Fatalf("config of %d nodes, want 3: %v", len(cfgs), cfgs)
 	}
-	for id, addr := range cc.clientAddr {
+	for id, addr := range cc.ClientAddr {
 		c := cfgs[addr].Config
 		_, port, _ := strings.Cut(addr, ":")
 		for k, want := range map[string]string{"brokerName": "broker-a", "brokerClusterName": "DefaultCluster", "dLegerSelfId": id,
@@ -249,7 +197,7 @@ func TestBrokerConfigAndRuntimeAgainstProcesses(t *testing.T) {
 		t.Errorf("a 1000-byte send after maxMessageSize=2048: %s", code)
 	}
 	cfgs = cc.configs(t)
-	for id, addr := range cc.clientAddr {
+	for id, addr := range cc.ClientAddr {
 		want, counter := "4194304", int64(0)
 		if id == leaderID {
 			want, counter = "2048", 1
@@ -348,15 +296,15 @@ func TestBrokerConfigAndRuntimeAgainstProcesses(t *testing.T) {
 
 	// A live change is not persisted: broker.conf is untouched, and the node
 	// restarted on it is back to the file's value.
-	before, err := os.ReadFile(cc.conf[leaderID])
+	before, err := os.ReadFile(cc.Conf[leaderID])
 	if err != nil {
 		t.Fatal(err)
 	}
 	cc.mustAdmin(t, "-b", leader, "broker", "config", "set", "logLevel=debug", "fileReservedTime=24")
-	if after, _ := os.ReadFile(cc.conf[leaderID]); !bytes.Equal(before, after) {
+	if after, _ := os.ReadFile(cc.Conf[leaderID]); !bytes.Equal(before, after) {
 		t.Errorf("broker.conf changed by a live update:\n%s", after)
 	}
-	p := cc.procs[leaderID]
+	p := cc.Procs[leaderID]
 	if !p.Stop(10 * time.Second) {
 		t.Fatalf("%s did not stop", leaderID)
 	}
