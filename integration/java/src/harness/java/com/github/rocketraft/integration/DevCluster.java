@@ -1,8 +1,6 @@
 package com.github.rocketraft.integration;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,7 +9,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -68,7 +65,7 @@ final class DevCluster implements AutoCloseable {
         Path runDir = Paths.get("target", "dev-runs", name + "-" + System.currentTimeMillis()).toAbsolutePath();
         Files.createDirectories(runDir);
         Path output = runDir.resolve("dev.out");
-        int[] ports = pickPorts();
+        int[] ports = Ports.pick("dev cluster", 3, -2, 0, 2);
 
         List<String> cmd = new ArrayList<>(List.of(bin, "dev", "--data-dir", runDir.resolve("dev").toString(),
                 "--namesrv-port", String.valueOf(ports[0]),
@@ -108,38 +105,6 @@ final class DevCluster implements AutoCloseable {
         Matcher ca = CA.matcher(text);
         Path caPem = ca.find() ? Paths.get(ca.group(1)) : null;
         return new DevCluster(p, output, "127.0.0.1:" + ports[0], admin, client, caPem);
-    }
-
-    /**
-     * Nameserver, broker base and raft base ports. Node i uses broker base+10*i (with +2 for its
-     * metrics and −2 for the VIP channel) and raft base+10*i, so every one of those is checked free.
-     */
-    private static int[] pickPorts() throws IOException {
-        ThreadLocalRandom rnd = ThreadLocalRandom.current();
-        for (int attempt = 0; attempt < 50; attempt++) {
-            int ns;
-            try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-                ns = s.getLocalPort();
-            }
-            int broker = 20000 + rnd.nextInt(1000) * 10;
-            int raft = 40000 + rnd.nextInt(1000) * 10;
-            List<Integer> want = new ArrayList<>(List.of(ns));
-            for (int i = 0; i < 3; i++) {
-                want.addAll(List.of(broker + 10 * i - 2, broker + 10 * i, broker + 10 * i + 2, raft + 10 * i));
-            }
-            if (want.stream().allMatch(DevCluster::isFree)) {
-                return new int[] {ns, broker, raft};
-            }
-        }
-        throw new IOException("found no free set of ports for a dev cluster in 50 attempts");
-    }
-
-    private static boolean isFree(int port) {
-        try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
     }
 
     String namesrvAddr() {

@@ -1,8 +1,6 @@
 package com.github.rocketraft.integration;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,7 +10,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
@@ -97,7 +94,7 @@ final class RaftCluster implements AutoCloseable {
         Path logDir = dir.resolve("logs");
         Files.createDirectories(confDir);
         Files.createDirectories(logDir);
-        int[] ports = pickPorts();
+        int[] ports = Ports.pick("raft cluster", NODES, -2, 0);
         String ns = "127.0.0.1:" + ports[0];
 
         Path nsConf = confDir.resolve("namesrv.conf");
@@ -164,38 +161,6 @@ final class RaftCluster implements AutoCloseable {
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
                 .start();
-    }
-
-    /**
-     * Nameserver, broker base and raft base ports. Node i uses broker base+10*i (and −2 for the VIP
-     * channel) and raft base+10*i; every one of those is checked free.
-     */
-    private static int[] pickPorts() throws IOException {
-        ThreadLocalRandom rnd = ThreadLocalRandom.current();
-        for (int attempt = 0; attempt < 50; attempt++) {
-            int ns;
-            try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-                ns = s.getLocalPort();
-            }
-            int broker = 21000 + rnd.nextInt(1500) * 10;
-            int raft = 41000 + rnd.nextInt(1500) * 10;
-            List<Integer> want = new ArrayList<>(List.of(ns));
-            for (int i = 0; i < NODES; i++) {
-                want.addAll(List.of(broker + 10 * i - 2, broker + 10 * i, raft + 10 * i));
-            }
-            if (want.stream().allMatch(RaftCluster::isFree)) {
-                return new int[] {ns, broker, raft};
-            }
-        }
-        throw new IOException("found no free set of ports for a raft cluster in 50 attempts");
-    }
-
-    private static boolean isFree(int port) {
-        try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
     }
 
     String namesrvAddr() {
