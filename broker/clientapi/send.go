@@ -43,11 +43,54 @@ const DefaultRegionID = "DefaultRegion"
 // a message that carries its own values (a message moved from another cluster,
 // a producer that opts out of tracing) keeps them.
 func (a *API) stamp(props string) string {
-	if a.d.ClusterName != "" {
-		props = withProperty(props, propertyCluster, a.d.ClusterName)
+	// One pass notes which of the three the producer set; one allocation
+	// appends the rest. This runs for every stored message.
+	var hasCluster, hasRegion, hasTrace bool
+	for rest := props; rest != ""; {
+		item := rest
+		if i := strings.IndexByte(rest, '\x02'); i >= 0 {
+			item, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		switch name, _, ok := strings.Cut(item, "\x01"); {
+		case !ok:
+		case name == propertyCluster:
+			hasCluster = true
+		case name == propertyMsgRegion:
+			hasRegion = true
+		case name == propertyTraceOn:
+			hasTrace = true
+		}
 	}
-	props = withProperty(props, propertyMsgRegion, a.regionID())
-	return withProperty(props, propertyTraceOn, strconv.FormatBool(!a.d.TraceOff))
+	cluster := a.d.ClusterName
+	if hasCluster {
+		cluster = ""
+	}
+	if cluster == "" && hasRegion && hasTrace {
+		return props // nothing to add: the producer's bytes are stored as sent
+	}
+	trace := "true"
+	if a.d.TraceOff {
+		trace = "false"
+	}
+	var b strings.Builder
+	b.Grow(len(props) + 1 + len(propertyCluster) + len(cluster) + len(propertyMsgRegion) + len(a.d.RegionID) +
+		len(DefaultRegionID) + len(propertyTraceOn) + len(trace) + 9)
+	b.WriteString(props)
+	if props != "" && props[len(props)-1] != '\x02' {
+		b.WriteByte('\x02') // Java writes no separator after its last property
+	}
+	if cluster != "" {
+		writeProperty(&b, propertyCluster, cluster)
+	}
+	if !hasRegion {
+		writeProperty(&b, propertyMsgRegion, a.regionID())
+	}
+	if !hasTrace {
+		writeProperty(&b, propertyTraceOn, trace)
+	}
+	return b.String()
 }
 
 // regionID is MSG_REGION's value: the configured regionId, else Apache's default.
@@ -58,15 +101,12 @@ func (a *API) regionID() string {
 	return a.d.RegionID
 }
 
-// withProperty appends name=value to props unless props has name already.
-func withProperty(props, name, value string) string {
-	if _, ok := store.Property(props, name); ok {
-		return props
-	}
-	if props != "" && props[len(props)-1] != '\x02' {
-		props += "\x02" // Java writes no separator after its last property
-	}
-	return props + name + "\x01" + value + "\x02"
+// writeProperty writes one name=value pair in RocketMQ's encoding.
+func writeProperty(b *strings.Builder, name, value string) {
+	b.WriteString(name)
+	b.WriteByte('\x01')
+	b.WriteString(value)
+	b.WriteByte('\x02')
 }
 
 // handleSend serves SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and
