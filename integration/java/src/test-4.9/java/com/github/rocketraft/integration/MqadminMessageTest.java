@@ -19,7 +19,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import com.alibaba.fastjson.JSON;
+import com.alibaba.fastjson.JSONObject;
+import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.PullResult;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
@@ -29,6 +33,7 @@ import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageQueue;
+import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -61,6 +66,7 @@ final class MqadminMessageTest {
     private static final String TRACE_GROUP = "JavaMsgTraceGroup";
     private static final String RESET_GROUP = "JavaMsgResetGroup";
     private static final String LIVE_GROUP = "JavaMsgLiveGroup";
+    private static final String PULL_GROUP = "JavaMsgPullGroup";
     private static final String TAG = "TagMsg";
     private static final int PER_BATCH = 8;
     private static final Duration GAP = Duration.ofMillis(1500);
@@ -501,5 +507,45 @@ final class MqadminMessageTest {
         assertTrue(groups.get("Pub").startsWith(PRODUCER_GROUP + " success "), r.toString());
         assertTrue(groups.get("Sub").startsWith(TRACE_GROUP + " success "), r.toString());
         assertTrue(groups.get("Pub").endsWith("127.0.0.1") || groups.get("Pub").matches(".* \\d+\\.\\d+\\.\\d+\\.\\d+"), r.toString());
+    }
+
+    /**
+     * GET_CONSUME_STATS's pullOffset, which the 4.9.8 tools neither print nor decode (OffsetWrapper
+     * gained the field in 5.x, where consumerProgress prints it as #Inflight): the raw answer,
+     * after a pull consumer read 3 messages of a queue and committed nothing.
+     */
+    @Test
+    @Order(13)
+    void getConsumeStatsReportsWhereTheGroupPulledTo() throws Exception {
+        Sent first = sent.get(0);
+        DefaultMQPullConsumer pull = RaftClients.configure(new DefaultMQPullConsumer(PULL_GROUP), cluster, PULL_GROUP, true);
+        pull.start();
+        try {
+            PullResult r = pull.pull(new MessageQueue(TOPIC, RaftCluster.GROUP, first.queueId()), "*", 0, 3);
+            assertEquals(3, r.getMsgFoundList().size(), r.toString());
+            assertEquals(3, r.getNextBeginOffset(), r.toString());
+        } finally {
+            pull.shutdown();
+        }
+        RemotingCommand req = RemotingCommand.createRequestCommand(208, null); // GET_CONSUME_STATS
+        req.addExtField("consumerGroup", PULL_GROUP);
+        req.addExtField("topic", TOPIC);
+        String leader = cluster.brokerAddrs().get(0L);
+        RemotingCommand resp = producer.getDefaultMQProducerImpl().getMqClientFactory().getMQClientAPIImpl().getRemotingClient()
+                .invokeSync(leader, req, 5000);
+        assertEquals(0, resp.getCode(), resp.getRemark());
+        JSONObject table = JSON.parseObject(new String(resp.getBody(), StandardCharsets.UTF_8)).getJSONObject("offsetTable");
+        boolean seen = false;
+        for (String k : table.keySet()) {
+            JSONObject mq = JSON.parseObject(k);
+            if (mq.getIntValue("queueId") == first.queueId()) {
+                JSONObject w = table.getJSONObject(k);
+                assertEquals(3, w.getLongValue("pullOffset"), w.toString());
+                assertEquals(0, w.getLongValue("consumerOffset"), w.toString());
+                assertEquals(maxOffsets().get(first.queueId()).longValue(), w.getLongValue("brokerOffset"), w.toString());
+                seen = true;
+            }
+        }
+        assertTrue(seen, "no queue " + first.queueId() + " in " + table);
     }
 }
