@@ -60,7 +60,8 @@ type queueRange struct {
 // ranges resolves s to the queues and offsets it covers.
 func (c *Client) ranges(ctx context.Context, s PrintSpec) ([]queueRange, error) {
 	r, err := c.TopicRoute(ctx, s.Topic)
-	if err != nil && c.cfg.BrokerAddr == "" {
+	// With --broker a route is needed only to list queues: -B and --queue name one.
+	if err != nil && (c.cfg.BrokerAddr == "" || s.BrokerName == "" || s.QueueID < 0) {
 		return nil, err
 	}
 	targets := routeTargets(r)
