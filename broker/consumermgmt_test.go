@@ -21,7 +21,9 @@ type fakeConsumer struct {
 	resets chan *transport.Command
 }
 
-func newFakeConsumer(t *testing.T, tb *testBroker, group, clientID string) *fakeConsumer {
+// newFakeConsumer heartbeats as a Go client; lang, when given, is the
+// language its heartbeat announces instead (the broker answers per language).
+func newFakeConsumer(t *testing.T, tb *testBroker, group, clientID string, lang ...string) *fakeConsumer {
 	t.Helper()
 	fc := &fakeConsumer{resets: make(chan *transport.Command, 4)}
 	fc.client = transport.NewClient(transport.ClientConfig{DialTimeout: time.Second,
@@ -43,7 +45,11 @@ func newFakeConsumer(t *testing.T, tb *testBroker, group, clientID string) *fake
 			"consumeFromWhere": "CONSUME_FROM_LAST_OFFSET", "subscriptionDataSet": []any{}}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := fc.client.Invoke(ctx, tb.b.Addr(), transport.NewRequest(transport.HeartBeat, nil, body)); err != nil {
+	hb := transport.NewRequest(transport.HeartBeat, nil, body)
+	if len(lang) > 0 {
+		hb.Language = lang[0]
+	}
+	if _, err := fc.client.Invoke(ctx, tb.b.Addr(), hb); err != nil {
 		t.Fatal(err)
 	}
 	return fc
@@ -76,6 +82,18 @@ func TestResetOffsetOverTheWire(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the connected consumer was not told to reset")
+	}
+	// A Java member of the group is told in Apache's fastjson form, which its
+	// ResetOffsetBody decoder reads (the array form fails there).
+	jc := newFakeConsumer(t, tb, "rg", "10.0.0.9@java", "JAVA")
+	tb.call(t, transport.InvokeBrokerToResetOffset, map[string]string{"topic": "R", "group": "rg", "timestamp": "0", "isForce": "true"}, nil)
+	select {
+	case req := <-jc.resets:
+		if got := decodeMQTable[int64](t, req.Body); len(got) == 0 || got[messageQueue{"R", "broker-a", 0}] != 0 {
+			t.Fatalf("Java client's RESET_CONSUMER_CLIENT_OFFSET body %s", req.Body)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the Java consumer was not told to reset")
 	}
 	// To the end: every queue's max offset.
 	r = tb.call(t, transport.InvokeBrokerToResetOffset, map[string]string{"topic": "R", "group": "rg", "timestamp": "-1", "isForce": "true"}, nil)
