@@ -443,6 +443,22 @@ func (c *Cluster) RuntimeInfo(ctx context.Context, i int) (map[string]string, er
 	return body.Table, nil
 }
 
+// TransferLeader asks node from (the leader; a follower forwards) to hand
+// leadership to node to (ROCKETRAFT_RAFT_TRANSFER_LEADER).
+func (c *Cluster) TransferLeader(ctx context.Context, from, to int) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := c.TC.Invoke(ctx, c.Nodes[from].ClientAddr, transport.NewRequest(transport.RaftTransferLeader,
+		c.Sign(map[string]string{"id": c.Nodes[to].ID}, nil), nil))
+	if err != nil {
+		return err
+	}
+	if resp.ResponseCode() != transport.Success {
+		return fmt.Errorf("transfer n%d → n%d: %s %s", from, to, resp.ResponseCode(), resp.Remark)
+	}
+	return nil
+}
+
 // RaftLeader asks every running node and returns the one that says it is leader
 // (-1 if none or more than one does).
 func (c *Cluster) RaftLeader(ctx context.Context) int {
