@@ -275,12 +275,15 @@ func TestR2StaleLeader(t *testing.T) {
 
 	// Every ack answered by, or stored under the leadership of, the old leader
 	// while it was cut off from its peers.
-	var afterLease, calledAfter, sentToOld int
+	var afterLease, calledAfter, sentToOld, ackedBefore int
 	var lastAck time.Duration = -1
 	var example string
 	for _, op := range s.w.History().Sends() {
 		if op.Call.After(fault) && op.Call.Before(heal) && op.Addr == s.c.Nodes[old].ClientAddr {
 			sentToOld++
+		}
+		if op.Outcome == OK && s.answeredBy(op, old) && op.Return.Before(fault) {
+			ackedBefore++ // the attribution works: it names the old leader for its earlier acks
 		}
 		if op.Outcome != OK || !s.answeredBy(op, old) || op.Return.Before(fault) || !op.Return.Before(heal) {
 			continue
@@ -309,8 +312,11 @@ func TestR2StaleLeader(t *testing.T) {
 	if lastAck >= 0 {
 		last = lastAck.Round(time.Millisecond).String() + " after it (sent before it)"
 	}
-	s.rep.Note("stale leader n%d: stepped down %v after the isolation, n%d leader after %v; %d sends reached it meanwhile, acked by it after the isolation: last %s; after lease+margin (%v): %d",
-		old, stepDown.Round(time.Millisecond), nl, took.Round(time.Millisecond), sentToOld, last, leaderLease+staleMargin, afterLease)
+	if ackedBefore == 0 {
+		s.rep.Fail("no ack attributed to n%d before the isolation either: the attribution of acks to nodes is broken", old)
+	}
+	s.rep.Note("stale leader n%d: stepped down %v after the isolation, n%d leader after %v; raw sends that reached it meanwhile %d; acks by it: %d before the isolation, after it last %s, after lease+margin (%v) %d",
+		old, stepDown.Round(time.Millisecond), nl, took.Round(time.Millisecond), sentToOld, ackedBefore, last, leaderLease+staleMargin, afterLease)
 	s.rep.Faults = fmt.Sprintf("leader isolated from both followers %v", holdFor)
 	s.noteLoad(load, fault, heal, window{"before", before, fault}, window{"during", fault, heal}, window{"after", heal, end})
 	s.finish()

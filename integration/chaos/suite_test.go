@@ -19,7 +19,8 @@ import (
 // Environment of the suite.
 const (
 	// envChaos selects the scenarios: "short" (CI subset: K1 with 3 kills, N1, D4,
-	// B2) or "full" (the whole matrix); unset skips every scenario.
+	// B2, R2 on network namespaces) or "full" (the whole matrix); unset skips
+	// every scenario.
 	envChaos = "ROCKETRAFT_CHAOS"
 	// envReport names a file every scenario appends its report block to.
 	envReport = "ROCKETRAFT_CHAOS_REPORT"
