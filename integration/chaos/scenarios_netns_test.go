@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -237,6 +238,28 @@ func TestR2StaleLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	fault := time.Now() // the rules are in place: nothing old sends reaches a peer
+	// Clients pinned to the isolated leader keep writing through it for the
+	// whole isolation (four, each with a 1 s timeout), into the same history.
+	stopPin := make(chan struct{})
+	var pinWG sync.WaitGroup
+	for k := range 4 {
+		pinned := NewRawSender(fmt.Sprintf("pinned%d", k), s.c, time.Second)
+		pinned.Pin = s.c.Nodes[old].ClientAddr
+		pinWG.Add(1)
+		go func() {
+			defer pinWG.Done()
+			defer pinned.Close()
+			for n := 0; ; n++ {
+				select {
+				case <-stopPin:
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+				id := fmt.Sprintf("Chaos%s-%s-%d", s.id, pinned.Name, n)
+				s.w.History().AddSend(pinned.Send(context.Background(), QueueKey{s.w.Topic(), int32(n % 4)}, id, 0))
+			}
+		}()
+	}
 	stepDown := time.Duration(-1)
 	nl, took := -1, time.Duration(0)
 	for time.Since(fault) < 15*time.Second && (stepDown < 0 || nl < 0) {
@@ -268,6 +291,8 @@ func TestR2StaleLeader(t *testing.T) {
 		holdFor = 4 * time.Second
 	}
 	sleep(time.Until(fault.Add(holdFor)))
+	close(stopPin)
+	pinWG.Wait()
 	heal := time.Now()
 	s.recover(old, "stale leader")
 	sleep(time.Until(heal.Add(4 * time.Second)))
@@ -276,11 +301,15 @@ func TestR2StaleLeader(t *testing.T) {
 	// Every ack answered by, or stored under the leadership of, the old leader
 	// while it was cut off from its peers.
 	var afterLease, calledAfter, sentToOld, ackedBefore int
+	pinned := map[Outcome]int{}
 	var lastAck time.Duration = -1
 	var example string
 	for _, op := range s.w.History().Sends() {
 		if op.Call.After(fault) && op.Call.Before(heal) && op.Addr == s.c.Nodes[old].ClientAddr {
 			sentToOld++
+		}
+		if strings.HasPrefix(op.Client, "pinned") {
+			pinned[op.Outcome]++
 		}
 		if op.Outcome == OK && s.answeredBy(op, old) && op.Return.Before(fault) {
 			ackedBefore++ // the attribution works: it names the old leader for its earlier acks
@@ -315,8 +344,9 @@ func TestR2StaleLeader(t *testing.T) {
 	if ackedBefore == 0 {
 		s.rep.Fail("no ack attributed to n%d before the isolation either: the attribution of acks to nodes is broken", old)
 	}
-	s.rep.Note("stale leader n%d: stepped down %v after the isolation, n%d leader after %v; raw sends that reached it meanwhile %d; acks by it: %d before the isolation, after it last %s, after lease+margin (%v) %d",
+	s.rep.Note("stale leader n%d: stepped down %v after the isolation, n%d leader after %v; sends that reached it meanwhile %d (a client pinned to it and the raw producers); acks by it: %d before the isolation, after it last %s, after lease+margin (%v) %d",
 		old, stepDown.Round(time.Millisecond), nl, took.Round(time.Millisecond), sentToOld, ackedBefore, last, leaderLease+staleMargin, afterLease)
+	s.rep.Note("clients pinned to n%d: %d ok, %d refused, %d unknown", old, pinned[OK], pinned[Fail], pinned[Unknown])
 	s.rep.Faults = fmt.Sprintf("leader isolated from both followers %v", holdFor)
 	s.noteLoad(load, fault, heal, window{"before", before, fault}, window{"during", fault, heal}, window{"after", heal, end})
 	s.finish()
