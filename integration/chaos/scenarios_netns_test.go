@@ -22,7 +22,7 @@ import (
 const (
 	loadGoProducers  = 4
 	loadRawProducers = 12
-	loadShare        = 0.4 // of the measured maximum; the issue asks ≥ 1/3
+	loadShare        = 0.45 // of the measured maximum; the issue asks ≥ 1/3, and pacing closed-loop producers lands 0–5 points under the target
 	loadWarmup       = time.Second
 	loadBench        = 3 * time.Second
 	loadTries        = 3
