@@ -323,7 +323,13 @@ func (c *Cluster) closeProxies() {
 func (c *Cluster) Net() *Network { return c.opts.Net }
 
 // Isolate blackholes every raft link to and from node i, both directions.
+// Isolate and CutOneWay act on the proxies of a loopback cluster; on a Network
+// (Links nil) use its faults instead.
 func (c *Cluster) Isolate(i int) {
+	if c.Links == nil {
+		c.log.Error("Isolate on a cluster without proxies: use Net().IsolateFromPeers", "node", i)
+		return
+	}
 	for j := range c.Nodes {
 		if j == i {
 			continue
@@ -336,6 +342,10 @@ func (c *Cluster) Isolate(i int) {
 // CutOneWay drops every raft byte node from sends to node to, while to → from
 // still flows: from's requests to `to` and from's answers to to's requests.
 func (c *Cluster) CutOneWay(from, to int) {
+	if c.Links == nil {
+		c.log.Error("CutOneWay on a cluster without proxies: use Net().DropFrom", "from", from, "to", to)
+		return
+	}
 	c.Links[from][to].Set(Forward, Blackhole, 0)
 	c.Links[to][from].Set(Backward, Blackhole, 0)
 }
