@@ -242,6 +242,9 @@ func (s *scenario) report(rep *Report) {
 		}
 	}
 	if !rep.OK() {
+		// Next to the kept data dirs too: a run's output is easily lost
+		// (one R3 failure's block was), the directory is not.
+		_ = os.WriteFile(filepath.Join(s.dir, "report.txt"), []byte(block+"\n"), 0o644)
 		s.keepHistory()
 		s.t.Errorf("%s failed its checks (details above)\n%s", s.id, s.c.LogTails(40))
 	}
