@@ -99,7 +99,7 @@ integration-java-pending: build
 	test $$a -eq 0 -a $$b -eq 0
 
 # chaos: the whole fault matrix of docs/reliability.md (about 10 minutes here; report in
-# integration/chaos/report.txt). chaos-short: the CI subset (K1 with 3 kills, N1, D1, D4, B2 and B2 with ACL on).
+# integration/chaos/report.txt). chaos-short: the CI subset (K1 with 3 kills, N1, D1, D4, B2 and B2 with ACL on, R2).
 chaos: build
 	rm -f integration/chaos/report.txt
 	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_CHAOS=full ROCKETRAFT_CHAOS_REPORT=report.txt $(GO) test -count=1 -timeout 40m -v ./integration/chaos/

@@ -44,6 +44,9 @@ type Broker struct {
 	// vipServer is the VIP channel (listenPort-2, vip.go); nil when not configured.
 	vipServer *transport.Server
 
+	// registerKick wakes registerLoop (capacity 1: requests coalesce).
+	registerKick chan struct{}
+
 	mu     sync.Mutex
 	status replica.Status
 	// diskFull is set while the store's disk is above diskFullRatio.

@@ -18,9 +18,9 @@ func (b *Broker) every(interval time.Duration, start loop.Start, body func(now t
 
 // startLoops starts the broker's periodic work.
 func (b *Broker) startLoops() {
-	// Registration at start and every RegisterInterval (role changes register at
-	// once from watchRoles).
-	b.every(b.cfg.RegisterInterval, loop.AtOnce, func(time.Time) { b.registerAll() })
+	// Registration at start, every RegisterInterval, on role and topic
+	// changes, and soon after a failure (register.go).
+	b.goLoop(b.registerLoop)
 	b.every(b.cfg.OffsetFlushInterval, loop.AfterFirstTick, func(time.Time) {
 		if !b.isLeader() {
 			return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rocketraft/rocketraft/broker/replica"
@@ -11,17 +12,54 @@ import (
 	"github.com/rocketraft/rocketraft/nameserver"
 )
 
-// Bounds on nameserver calls: a registration that takes longer is retried by the
-// next one (every RegisterInterval, and on every role change); an unregistration
-// at shutdown must not hold the shutdown up.
+// Bounds on nameserver calls: a registration that takes longer fails and is
+// retried after registerRetry (a nameserver that was unreachable learns of a
+// new leader within about a second of the network healing, not at the next
+// RegisterInterval, which is 30 s); an unregistration at shutdown must not hold
+// the shutdown up.
 const (
 	registerTimeout   = 3 * time.Second
+	registerRetry     = time.Second
 	unregisterTimeout = time.Second
 )
 
+// requestRegister asks the register loop for a registration now (role and
+// topic changes). It never blocks: requests coalesce, and the registration
+// sent is built from the state at the time it is sent, so the last one always
+// carries the latest role. (Registering inline from the role watcher held its
+// next role change up for registerTimeout whenever a nameserver was
+// unreachable: chaos scenario R4.)
+func (b *Broker) requestRegister() {
+	select {
+	case b.registerKick <- struct{}{}:
+	default:
+	}
+}
+
 // registerAllAsync registers in the background (after topic changes).
-func (b *Broker) registerAllAsync() {
-	b.goLoop(b.registerAll)
+func (b *Broker) registerAllAsync() { b.requestRegister() }
+
+// registerLoop is the one goroutine that registers: at start, on every
+// request, every RegisterInterval, and registerRetry after a failed attempt.
+// One goroutine, so registrations reach a nameserver in the order they were
+// built and an older role never overwrites a newer one.
+func (b *Broker) registerLoop() {
+	wait := time.Duration(0)
+	for {
+		timer := time.NewTimer(wait)
+		select {
+		case <-b.ctx.Done():
+			timer.Stop()
+			return
+		case <-b.registerKick:
+		case <-timer.C:
+		}
+		timer.Stop()
+		wait = b.cfg.RegisterInterval
+		if !b.registerAll() {
+			wait = min(registerRetry, b.cfg.RegisterInterval)
+		}
+	}
 }
 
 // registration is what this node registers: brokerId 0 for the leader (after
@@ -57,13 +95,15 @@ func (b *Broker) registration() nameserver.RegisterRequest {
 	}
 }
 
-// registerAll registers with every nameserver in parallel.
-func (b *Broker) registerAll() {
+// registerAll registers with every nameserver in parallel and reports whether
+// every one accepted.
+func (b *Broker) registerAll() bool {
 	if b.ctx.Err() != nil {
-		return
+		return true
 	}
 	req := b.registration()
 	var wg sync.WaitGroup
+	var failed atomic.Bool
 	for _, addr := range b.cfg.NamesrvAddrs {
 		wg.Add(1)
 		go func(addr string) {
@@ -71,11 +111,13 @@ func (b *Broker) registerAll() {
 			ctx, cancel := context.WithTimeout(b.ctx, registerTimeout)
 			defer cancel()
 			if _, err := b.nsrv.RegisterBroker(ctx, addr, req); err != nil && !errors.Is(err, context.Canceled) {
+				failed.Store(true)
 				b.log.Warn("register with nameserver failed", "nameserver", addr, "brokerId", req.BrokerID, "error", err)
 			}
 		}(addr)
 	}
 	wg.Wait()
+	return !failed.Load()
 }
 
 // unregisterAll tells every nameserver this node is going away.

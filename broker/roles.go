@@ -79,7 +79,7 @@ func (b *Broker) watchRoles() {
 					b.ensureTopicExists(clientapi.ReplyTopic(b.cfg.ClusterName), 1, 0, b.cfg.ClusterName != "")
 					b.ensureTopicExists(b.cfg.TraceTopic, 1, 0, b.cfg.TraceTopicEnable)
 				}
-				b.registerAll()
+				b.requestRegister()
 			}
 		}
 	}

@@ -44,17 +44,18 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &Broker{
-		cfg:       cfg,
-		log:       cfg.Logger.Named("broker"),
-		store:     st,
-		replica:   rep,
-		storeHost: host,
-		clients:   clients.NewRegistry(rep.Now()),
-		pulls:     clients.NewPullWaiters(),
-		offsets:   offsets.NewBuffer(rep),
-		stats:     stats.New(cfg.ClusterName, rep.Now()),
-		ctx:       ctx,
-		cancel:    cancel,
+		cfg:          cfg,
+		log:          cfg.Logger.Named("broker"),
+		store:        st,
+		replica:      rep,
+		storeHost:    host,
+		clients:      clients.NewRegistry(rep.Now()),
+		pulls:        clients.NewPullWaiters(),
+		offsets:      offsets.NewBuffer(rep),
+		stats:        stats.New(cfg.ClusterName, rep.Now()),
+		ctx:          ctx,
+		registerKick: make(chan struct{}, 1),
+		cancel:       cancel,
 	}
 	b.status = rep.Status()
 	b.diskUsedRatio = st.DiskUsedRatio

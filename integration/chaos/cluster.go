@@ -56,7 +56,19 @@ type Options struct {
 	// info, raw sends, pulls, the Go producers) with Credentials.
 	ACL         string
 	Credentials sign.Credentials
+	// Net, when set, runs every process in its own network namespace of Net
+	// (its own address, fixed ports) with no proxies: raft links are direct and
+	// network faults are Net's. Links is then nil.
+	Net *Network
 }
+
+// Ports every process uses on its own address when Options.Net is set.
+const (
+	netNamesrvPort = 9876
+	netClientPort  = 10911 // its VIP channel listens at 10909
+	netRaftPort    = 10921
+	netAdminPort   = 10931
+)
 
 // Node is one broker process of the group with its addresses.
 type Node struct {
@@ -137,11 +149,21 @@ func StartCluster(ctx context.Context, opts Options) (*Cluster, error) {
 
 func newCluster(opts Options) (*Cluster, error) {
 	n := opts.Nodes
-	ports, err := proctest.FreePorts(1 + 3*n)
-	if err != nil {
-		return nil, err
+	var ports []int
+	if opts.Net == nil {
+		var err error
+		if ports, err = proctest.FreePorts(1 + 3*n); err != nil {
+			return nil, err
+		}
+	} else if len(opts.Net.hosts) != n+1 {
+		return nil, fmt.Errorf("chaos: Options.Net has %d hosts, need %d nodes and the nameserver", len(opts.Net.hosts), n+1)
 	}
-	c := &Cluster{opts: opts, log: opts.Logger, NSAddr: fmt.Sprintf("127.0.0.1:%d", ports[0])}
+	c := &Cluster{opts: opts, log: opts.Logger}
+	if opts.Net == nil {
+		c.NSAddr = fmt.Sprintf("127.0.0.1:%d", ports[0])
+	} else {
+		c.NSAddr = fmt.Sprintf("%s:%d", opts.Net.NamesrvHost().IP, netNamesrvPort)
+	}
 	confDir, logDir := filepath.Join(opts.Dir, "conf"), filepath.Join(opts.Dir, "logs")
 	for _, d := range []string{confDir, logDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -160,22 +182,28 @@ func newCluster(opts Options) (*Cluster, error) {
 	if err := (proctest.NamesrvConfig{Addr: c.NSAddr, LogLevel: opts.LogLevel}).Write(nsConf); err != nil {
 		return nil, err
 	}
-	c.NS = newProc("namesrv", opts.Bin, filepath.Join(logDir, "namesrv.log"), "namesrv", "-c", nsConf)
+	c.NS = c.newProc(opts.Net.hostOrNil(n), "namesrv", filepath.Join(logDir, "namesrv.log"), "namesrv", "-c", nsConf)
 	for i := range n {
-		c.Nodes = append(c.Nodes, &Node{
-			Index:      i,
-			ID:         fmt.Sprintf("n%d", i),
-			ClientAddr: fmt.Sprintf("127.0.0.1:%d", ports[1+i]),
-			RaftAddr:   fmt.Sprintf("127.0.0.1:%d", ports[1+n+i]),
-			AdminAddr:  fmt.Sprintf("127.0.0.1:%d", ports[1+2*n+i]),
-			DataDir:    filepath.Join(opts.Dir, fmt.Sprintf("n%d", i)),
-		})
-		if i < len(opts.DataDirs) && opts.DataDirs[i] != "" {
-			c.Nodes[i].DataDir = opts.DataDirs[i]
+		nd := &Node{Index: i, ID: fmt.Sprintf("n%d", i), DataDir: filepath.Join(opts.Dir, fmt.Sprintf("n%d", i))}
+		if opts.Net == nil {
+			nd.ClientAddr = fmt.Sprintf("127.0.0.1:%d", ports[1+i])
+			nd.RaftAddr = fmt.Sprintf("127.0.0.1:%d", ports[1+n+i])
+			nd.AdminAddr = fmt.Sprintf("127.0.0.1:%d", ports[1+2*n+i])
+		} else {
+			ip := opts.Net.Node(i).IP
+			nd.ClientAddr = fmt.Sprintf("%s:%d", ip, netClientPort)
+			nd.RaftAddr = fmt.Sprintf("%s:%d", ip, netRaftPort)
+			nd.AdminAddr = fmt.Sprintf("%s:%d", ip, netAdminPort)
 		}
+		if i < len(opts.DataDirs) && opts.DataDirs[i] != "" {
+			nd.DataDir = opts.DataDirs[i]
+		}
+		c.Nodes = append(c.Nodes, nd)
 	}
-	c.Links = make([][]*Proxy, n)
-	for i := range n {
+	if opts.Net == nil {
+		c.Links = make([][]*Proxy, n)
+	}
+	for i := range c.Links {
 		c.Links[i] = make([]*Proxy, n)
 		for j := range n {
 			if i == j {
@@ -199,7 +227,7 @@ func newCluster(opts Options) (*Cluster, error) {
 		var peers []proctest.Peer
 		for j, other := range c.Nodes {
 			addr := other.RaftAddr
-			if j != i {
+			if j != i && c.Links != nil {
 				addr = c.Links[i][j].Addr()
 			}
 			peers = append(peers, proctest.Peer{ID: other.ID, Addr: addr})
@@ -227,7 +255,7 @@ func newCluster(opts Options) (*Cluster, error) {
 			c.closeProxies()
 			return nil, err
 		}
-		nd.Proc = newProc(nd.ID, opts.Bin, filepath.Join(logDir, nd.ID+".log"), "broker", "-c", path)
+		nd.Proc = c.newProc(opts.Net.hostOrNil(i), nd.ID, filepath.Join(logDir, nd.ID+".log"), "broker", "-c", path)
 	}
 	c.TC = transport.NewClient(transport.ClientConfig{DialTimeout: time.Second})
 	c.nsClient = nameserver.NewClient(c.TC)
@@ -239,6 +267,18 @@ func (c *Cluster) Dir() string { return c.opts.Dir }
 
 // SegmentSize is the CommitLog segment size every node uses.
 func (c *Cluster) SegmentSize() int64 { return c.opts.SegmentSize }
+
+// newProc is a process of the cluster, run inside host's namespace when the
+// cluster has a Network (host nil: on loopback).
+func (c *Cluster) newProc(host *NetHost, name, logPath string, args ...string) *Proc {
+	if host == nil {
+		return newProc(name, c.opts.Bin, logPath, args...)
+	}
+	bin, argv := host.Command(c.opts.Bin, args...)
+	p := newProc(name, bin, logPath, argv...)
+	p.host, p.realBin = host, c.opts.Bin
+	return p
+}
 
 // Start starts node i (a new incarnation).
 func (c *Cluster) Start(i int) error { return c.Nodes[i].Proc.Start() }
@@ -279,8 +319,17 @@ func (c *Cluster) closeProxies() {
 	}
 }
 
+// Net is the cluster's Network, nil on loopback.
+func (c *Cluster) Net() *Network { return c.opts.Net }
+
 // Isolate blackholes every raft link to and from node i, both directions.
+// Isolate and CutOneWay act on the proxies of a loopback cluster; on a Network
+// (Links nil) use its faults instead.
 func (c *Cluster) Isolate(i int) {
+	if c.Links == nil {
+		c.log.Error("Isolate on a cluster without proxies: use Net().IsolateFromPeers", "node", i)
+		return
+	}
 	for j := range c.Nodes {
 		if j == i {
 			continue
@@ -293,12 +342,21 @@ func (c *Cluster) Isolate(i int) {
 // CutOneWay drops every raft byte node from sends to node to, while to → from
 // still flows: from's requests to `to` and from's answers to to's requests.
 func (c *Cluster) CutOneWay(from, to int) {
+	if c.Links == nil {
+		c.log.Error("CutOneWay on a cluster without proxies: use Net().DropFrom", "from", from, "to", to)
+		return
+	}
 	c.Links[from][to].Set(Forward, Blackhole, 0)
 	c.Links[to][from].Set(Backward, Blackhole, 0)
 }
 
-// HealAll sets every link back to Pass.
+// HealAll sets every link back to Pass and, with a Network, ends its faults.
 func (c *Cluster) HealAll() {
+	if c.opts.Net != nil {
+		if err := c.opts.Net.Heal(); err != nil {
+			c.log.Error("netns heal", "error", err)
+		}
+	}
 	for _, row := range c.Links {
 		for _, p := range row {
 			if p != nil {
@@ -393,6 +451,22 @@ func (c *Cluster) RuntimeInfo(ctx context.Context, i int) (map[string]string, er
 		return nil, fmt.Errorf("runtime info of n%d: %w", i, err)
 	}
 	return body.Table, nil
+}
+
+// TransferLeader asks node from (the leader; a follower forwards) to hand
+// leadership to node to (ROCKETRAFT_RAFT_TRANSFER_LEADER).
+func (c *Cluster) TransferLeader(ctx context.Context, from, to int) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := c.TC.Invoke(ctx, c.Nodes[from].ClientAddr, transport.NewRequest(transport.RaftTransferLeader,
+		c.Sign(map[string]string{"id": c.Nodes[to].ID}, nil), nil))
+	if err != nil {
+		return err
+	}
+	if resp.ResponseCode() != transport.Success {
+		return fmt.Errorf("transfer n%d → n%d: %s %s", from, to, resp.ResponseCode(), resp.Remark)
+	}
+	return nil
 }
 
 // RaftLeader asks every running node and returns the one that says it is leader

@@ -16,6 +16,18 @@
 // offline with the store package; it must not import broker, broker/node or fsm,
 // so it tests what a deployment runs, not internals.
 //
+// # On a real network
+//
+// With Options.Net (netns.go, netns_faults.go) every process runs in its own
+// Linux network namespace with its own 10.x address, joined by veth pairs to a
+// bridge in a namespace of its own, and the test process reaches them through
+// a veth of its own; raft links are direct, and faults are the kernel's: a
+// link taken down (blackhole: no RST, peers only time out), nftables drop
+// rules in one direction, random loss (nft numgen), isolation from the peers
+// only or from the nameserver only, a link flapping. It needs root, ip and nft
+// (tests skip without them); every namespace and link is removed at Cleanup,
+// and what a crashed run left is swept by name at the next start.
+//
 // # Concurrency
 //
 // Every Proxy runs one accept goroutine and two copy goroutines per connection; its

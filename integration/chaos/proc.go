@@ -1,11 +1,13 @@
 package chaos
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/rocketraft/rocketraft/internal/proctest"
 )
@@ -15,10 +17,31 @@ import (
 // and what the input scenarios measure, its memory.
 type Proc struct {
 	*proctest.Proc
+	// host, when set, is the network namespace the process runs in: Bin is
+	// then "ip" (netns exec) and realBin the rocketraft binary it execs.
+	host    *NetHost
+	realBin string
+}
+
+// Start starts a new incarnation; inside a namespace it also checks that the
+// pid it got is rocketraft itself (ip netns exec exec'ed it), so Kill, Pause
+// and RSSBytes act on the broker and not on a wrapper.
+func (p *Proc) Start() error {
+	if err := p.Proc.Start(); err != nil {
+		return err
+	}
+	if p.host == nil {
+		return nil
+	}
+	if err := p.host.VerifyExec(p.Pid(), p.realBin, 5*time.Second); err != nil {
+		p.Kill()
+		return fmt.Errorf("start %s: %w\n%s", p.Name, err, p.Tail(10))
+	}
+	return nil
 }
 
 func newProc(name, bin, logPath string, args ...string) *Proc {
-	return &Proc{&proctest.Proc{Name: name, Bin: bin, Args: args, LogPath: logPath}}
+	return &Proc{Proc: &proctest.Proc{Name: name, Bin: bin, Args: args, LogPath: logPath}}
 }
 
 // Pause sends SIGSTOP. Stop and Kill still work on a paused process.

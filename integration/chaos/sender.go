@@ -60,7 +60,11 @@ type RawSender struct {
 	Name string
 	// Creds, when set, sign this sender's sends instead of the cluster's
 	// credentials (a client account of an ACL scenario).
-	Creds   *sign.Credentials
+	Creds *sign.Credentials
+	// Pin, when set, is the only address this sender sends to: a client that
+	// keeps writing to one node whatever the nameserver says (the stale-leader
+	// scenario's client of the isolated leader).
+	Pin     string
 	c       *Cluster
 	tc      *transport.Client
 	timeout time.Duration
@@ -78,6 +82,9 @@ func NewRawSender(name string, c *Cluster, timeout time.Duration) *RawSender {
 func (s *RawSender) Close() error { return s.tc.Close() }
 
 func (s *RawSender) target(ctx context.Context) (string, error) {
+	if s.Pin != "" {
+		return s.Pin, nil
+	}
 	s.mu.Lock()
 	addr := s.leader
 	s.mu.Unlock()

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,8 @@ import (
 // Environment of the suite.
 const (
 	// envChaos selects the scenarios: "short" (CI subset: K1 with 3 kills, N1, D4,
-	// B2) or "full" (the whole matrix); unset skips every scenario.
+	// B2, R2 on network namespaces) or "full" (the whole matrix); unset skips
+	// every scenario.
 	envChaos = "ROCKETRAFT_CHAOS"
 	// envReport names a file every scenario appends its report block to.
 	envReport = "ROCKETRAFT_CHAOS_REPORT"
@@ -79,11 +81,14 @@ func isFull() bool { return os.Getenv(envChaos) == "full" }
 
 // scenario is one running scenario: its cluster, workload and report.
 type scenario struct {
-	t     *testing.T
-	id    string
-	dir   string
-	c     *Cluster
-	w     *Workload
+	t   *testing.T
+	id  string
+	dir string
+	c   *Cluster
+	w   *Workload
+	// load, when set, is a background load recording into w's history
+	// (netns scenarios): stopped, drained and checked with w.
+	load  *Workload
 	rep   Report
 	h     *History // the history when the scenario runs no workload
 	start time.Time
@@ -128,6 +133,9 @@ func defaultWorkload() *WorkloadOptions {
 }
 
 func (s *scenario) cleanup() {
+	if s.load != nil {
+		s.load.Stop()
+	}
 	if s.w != nil {
 		s.w.Stop()
 	}
@@ -162,6 +170,9 @@ func (s *scenario) leader() int {
 // runs the checks, prints the report block and fails the test on any problem.
 func (s *scenario) finish() {
 	s.t.Helper()
+	if s.load != nil {
+		s.load.Stop()
+	}
 	if s.w != nil {
 		s.w.Stop()
 	}
@@ -187,12 +198,22 @@ func (s *scenario) finish() {
 	h := s.h
 	if s.w != nil {
 		h = s.w.History()
-		topic := s.w.Topic()
-		keep = func(t string) bool { return t == topic }
-		var err error
-		if drain, err = s.w.Drain(ctx); err != nil {
-			s.rep.Fail("final drain: %v", err)
-			drain = nil
+		topics := map[string]bool{s.w.Topic(): true}
+		workloads := []*Workload{s.w}
+		if s.load != nil {
+			topics[s.load.Topic()] = true
+			workloads = append(workloads, s.load)
+		}
+		keep = func(t string) bool { return topics[t] }
+		drain = map[QueueKey][]string{}
+		for _, w := range workloads {
+			d, err := w.Drain(ctx)
+			if err != nil {
+				s.rep.Fail("final drain of %s: %v", w.Topic(), err)
+				drain = nil
+				break
+			}
+			maps.Copy(drain, d)
 		}
 	}
 	logs, err := s.c.StopAndReadReplicas(keep)
@@ -221,6 +242,9 @@ func (s *scenario) report(rep *Report) {
 		}
 	}
 	if !rep.OK() {
+		// Next to the kept data dirs too: a run's output is easily lost
+		// (one R3 failure's block was), the directory is not.
+		_ = os.WriteFile(filepath.Join(s.dir, "report.txt"), []byte(block+"\n"), 0o644)
 		s.keepHistory()
 		s.t.Errorf("%s failed its checks (details above)\n%s", s.id, s.c.LogTails(40))
 	}

@@ -31,6 +31,9 @@ type WorkloadOptions struct {
 	SendTimeout time.Duration
 	// Readers: one sequential reader per queue pulling from the leader.
 	Readers bool
+	// History, when set, is where this workload records (several workloads,
+	// e.g. the recorded one and a background load, judged as one history).
+	History *History
 }
 
 // Workload is the producers and readers of one scenario, recording into a History.
@@ -41,6 +44,8 @@ type Workload struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 	acks atomic.Int64
+	// interval is each producer's pace in nanoseconds (SetInterval).
+	interval atomic.Int64
 
 	closers []func()
 }
@@ -60,7 +65,11 @@ func StartWorkload(ctx context.Context, c *Cluster, opts WorkloadOptions) (*Work
 	if opts.SendTimeout == 0 {
 		opts.SendTimeout = 3 * time.Second
 	}
-	w := &Workload{opts: opts, c: c, h: &History{}, stop: make(chan struct{})}
+	w := &Workload{opts: opts, c: c, h: opts.History, stop: make(chan struct{})}
+	if w.h == nil {
+		w.h = &History{}
+	}
+	w.interval.Store(int64(opts.Interval))
 	seed := NewRawSender("seed", c, opts.SendTimeout)
 	defer seed.Close()
 	for attempt := 0; ; attempt++ {
@@ -154,13 +163,19 @@ func (w *Workload) loop(name string, send func(context.Context, QueueKey, string
 	go func() {
 		defer w.wg.Done()
 		ctx := context.Background()
-		tick := time.NewTicker(w.opts.Interval)
-		defer tick.Stop()
+		next := time.Now()
 		for n := 0; ; n++ {
+			// Paced like a ticker that drops ticks: a producer that fell
+			// behind (slow sends) starts its next send at once but does not
+			// burst to catch up.
+			next = next.Add(time.Duration(w.interval.Load()))
+			if now := time.Now(); next.Before(now) {
+				next = now
+			}
 			select {
 			case <-w.stop:
 				return
-			case <-tick.C:
+			case <-time.After(time.Until(next)):
 			}
 			id := fmt.Sprintf("%s-%s-%d", w.opts.Topic, name, n)
 			q := QueueKey{w.opts.Topic, int32(n % w.opts.Queues)}
@@ -216,6 +231,10 @@ func (w *Workload) read(tc *transport.Client, q QueueKey) {
 		next = nn
 	}
 }
+
+// SetInterval changes every producer's pace from its next send on (a
+// background load measured flat out, then run at a fraction of that).
+func (w *Workload) SetInterval(d time.Duration) { w.interval.Store(int64(d)) }
 
 // Acks is the number of OK sends so far.
 func (w *Workload) Acks() int64 { return w.acks.Load() }
