@@ -45,6 +45,7 @@ func (b *Broker) registerAllAsync() { b.requestRegister() }
 // built and an older role never overwrites a newer one.
 func (b *Broker) registerLoop() {
 	wait := time.Duration(0)
+	retry := registerRetry // doubles while attempts keep failing, up to RegisterInterval
 	for {
 		timer := time.NewTimer(wait)
 		select {
@@ -56,8 +57,13 @@ func (b *Broker) registerLoop() {
 		}
 		timer.Stop()
 		wait = b.cfg.RegisterInterval
-		if !b.registerAll() {
-			wait = min(registerRetry, b.cfg.RegisterInterval)
+		if b.registerAll() {
+			retry = registerRetry
+		} else {
+			// A nameserver that is down for good (one of several) is not
+			// asked every second forever: 1 s, 2 s, 4 s ... RegisterInterval.
+			wait = min(retry, b.cfg.RegisterInterval)
+			retry = min(2*retry, b.cfg.RegisterInterval)
 		}
 	}
 }
