@@ -245,9 +245,9 @@ func dirBytes(dir string) int64 {
 	return total
 }
 
-// window is the samples of the up nodes between fractions from and to of the
+// soakWindow is the samples of the up nodes between fractions from and to of the
 // run.
-func window(all []soakSample, total time.Duration, from, to float64) []soakSample {
+func soakWindow(all []soakSample, total time.Duration, from, to float64) []soakSample {
 	var out []soakSample
 	for _, smp := range all {
 		f := float64(smp.at) / float64(total)
@@ -278,7 +278,7 @@ func pick(ws []soakSample, f func(soakSample) float64) []float64 {
 // soakGrowth compares the last fifth of the run with the second fifth (the
 // first is warm-up: page cache, first segments, connection pools).
 func soakGrowth(all []soakSample, total time.Duration) []string {
-	early, late := window(all, total, 0.2, 0.4), window(all, total, 0.8, 1.01)
+	early, late := soakWindow(all, total, 0.2, 0.4), soakWindow(all, total, 0.8, 1.01)
 	if len(early) == 0 || len(late) == 0 {
 		return []string{fmt.Sprintf("too few samples to judge growth (%d early, %d late)", len(early), len(late))}
 	}
@@ -317,7 +317,7 @@ func soakTable(all []soakSample, total time.Duration) []string {
 		row := fmt.Sprintf("  n%d:", n)
 		for k := range 5 {
 			var ws []soakSample
-			for _, s := range window(all, total, float64(k)/5, float64(k+1)/5+0.01) {
+			for _, s := range soakWindow(all, total, float64(k)/5, float64(k+1)/5+0.01) {
 				if s.node == n {
 					ws = append(ws, s)
 				}
