@@ -112,7 +112,12 @@ func (f *fixture) do(t *testing.T, c *http.Client, method, path string, body any
 
 func (f *fixture) ok(t *testing.T, method, path string, body any) map[string]any {
 	t.Helper()
-	code, doc := f.do(t, f.http, method, path, body)
+	return f.okAs(t, f.http, method, path, body)
+}
+
+func (f *fixture) okAs(t *testing.T, c *http.Client, method, path string, body any) map[string]any {
+	t.Helper()
+	code, doc := f.do(t, c, method, path, body)
 	if code != http.StatusOK {
 		t.Fatalf("%s %s: %d %v", method, path, code, doc)
 	}
@@ -168,9 +173,14 @@ func nodesOf(doc map[string]any) (group map[string]any, nodes map[string]map[str
 // returns the leader's id.
 func (f *fixture) waitLeader(t *testing.T) string {
 	t.Helper()
+	return f.waitLeaderAs(t, f.http)
+}
+
+func (f *fixture) waitLeaderAs(t *testing.T, c *http.Client) string {
+	t.Helper()
 	var leader string
 	eventually(t, 30*time.Second, "a leader and three answering nodes", func() bool {
-		code, doc := f.do(t, f.http, "GET", "/api/v1/cluster", nil)
+		code, doc := f.do(t, c, "GET", "/api/v1/cluster", nil)
 		if code != http.StatusOK {
 			return false
 		}
