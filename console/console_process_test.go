@@ -215,19 +215,34 @@ func TestConsoleAPIAgainstProcesses(t *testing.T) {
 		t.Fatalf("snapshot: %v", snap)
 	}
 
-	// Series: lag per node and the group's throughput were sampled.
-	names := map[string]bool{}
-	for _, s := range f.ok(t, "GET", "/api/v1/series", nil)["series"].([]any) {
-		s := s.(map[string]any)
-		if len(s["points"].([]any)) > 0 {
-			names[s["name"].(string)] = true
+	// Series: lag per node, the group's throughput, fsync latency and the
+	// consumer lag were sampled.
+	eventually(t, 15*time.Second, "every series sampled", func() bool {
+		names := map[string]bool{}
+		for _, s := range f.ok(t, "GET", "/api/v1/series", nil)["series"].([]any) {
+			s := s.(map[string]any)
+			if len(s["points"].([]any)) > 0 {
+				names[s["name"].(string)] = true
+			}
+			for _, p := range s["points"].([]any) {
+				if s["name"] == "messagesInPerSec" && p.([]any)[1].(float64) > 0 {
+					names["throughput seen"] = true
+				}
+			}
 		}
-	}
-	for _, want := range []string{"replicationLagEntries", "replicationLagBytes", "messagesInPerSec", "consumerLag"} {
-		if !names[want] {
-			t.Errorf("series %s missing (have %v)", want, names)
+		for _, want := range []string{"throughput seen", "replicationLagEntries", "replicationLagBytes", "messagesInPerSec", "consumerLag", "fsyncLatencyMs"} {
+			if !names[want] {
+				return false
+			}
 		}
-	}
+		return true
+	})
+	// The rates of Orders: 3 messages were written and none since, so in/s is
+	// known and zero by now (two samples apart).
+	eventually(t, 15*time.Second, "Orders' rates sampled", func() bool {
+		d := f.ok(t, "GET", "/api/v1/topics/Orders", nil)
+		return d["inPerSec"] != nil && d["outPerSec"] != nil
+	})
 	f.wantError(t, f.http, "GET", "/api/v1/series?since=yesterday", nil, 400, codeBadRequest, "since")
 
 	// A node that is down is a DOWN row with the error; the page still works.

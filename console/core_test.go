@@ -144,3 +144,18 @@ func TestConfirmationRule(t *testing.T) {
 		t.Fatal("an admin's operations are not exactly the listed ones")
 	}
 }
+
+func TestFsyncMean(t *testing.T) {
+	if ms, ok := fsyncMean([2]float64{10, 20e6}, [2]float64{14, 28e6}); !ok || ms != 2 {
+		t.Fatalf("4 writes in 8 ms: %v %v, want 2 ms", ms, ok)
+	}
+	for name, c := range map[string][2][2]float64{
+		"first sample": {{0, 0}, {10, 1e6}},
+		"no writes":    {{10, 1e6}, {10, 1e6}},
+		"restarted":    {{10, 9e6}, {2, 1e6}},
+	} {
+		if _, ok := fsyncMean(c[0], c[1]); ok {
+			t.Errorf("%s: a mean where there is none", name)
+		}
+	}
+}

@@ -219,7 +219,7 @@ func (f *fixture) send(t *testing.T, addr, topic string, queue int, key, body st
 
 // uniqKey is a fixed 32-hex producer msgId derived from key.
 func uniqKey(key string) string {
-	return fmt.Sprintf("%032X", []byte(key+"................")[:16])
+	return fmt.Sprintf("%032X", []byte(key + "................")[:16])
 }
 
 func (f *fixture) invoke(t *testing.T, addr string, req *transport.Command) *transport.Command {
