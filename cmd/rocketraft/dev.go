@@ -223,11 +223,17 @@ func (d *devCluster) run() error {
 		}
 	}
 	ns := fmt.Sprintf("127.0.0.1:%d", d.namesrvPort)
+	var consoleProc *exec.Cmd
+	if d.console != "" && !listenable(d.console) {
+		fmt.Printf("console: %s is in use; not started (choose another with --console)\n", d.console)
+		d.console = ""
+	}
 	if d.console != "" {
 		if err := start("console", d.consoleArgs(ns)...); err != nil {
 			stopAll()
 			return err
 		}
+		consoleProc = procs[len(procs)-1]
 	}
 	fmt.Printf("rocketraft dev cluster running (Ctrl-C stops it)\n")
 	if a := d.namesrvAdmin; a != "" {
@@ -263,11 +269,21 @@ func (d *devCluster) run() error {
 	for _, p := range procs {
 		go func(p *exec.Cmd) { _ = p.Wait(); exited <- p }(p)
 	}
-	select {
-	case <-sig:
-		fmt.Println("\nstopping…")
-	case p := <-exited:
-		fmt.Printf("\n%s exited unexpectedly (see %s); stopping the cluster\n", strings.Join(p.Args[1:], " "), logDir)
+wait:
+	for {
+		select {
+		case <-sig:
+			fmt.Println("\nstopping…")
+			break wait
+		case p := <-exited:
+			if p == consoleProc {
+				// The cluster does not need the console; say so and keep running.
+				fmt.Printf("\nthe console exited (see %s); the cluster keeps running\n", filepath.Join(logDir, "console.log"))
+				continue
+			}
+			fmt.Printf("\n%s exited unexpectedly (see %s); stopping the cluster\n", strings.Join(p.Args[1:], " "), logDir)
+			break wait
+		}
 	}
 	stopAll()
 	return nil
@@ -293,6 +309,16 @@ func (d *devCluster) consoleEnv() []string {
 		}
 	}
 	return env
+}
+
+// listenable reports whether addr can be bound now.
+func listenable(addr string) bool {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return false
+	}
+	_ = l.Close()
+	return true
 }
 
 // freeLoopback is 127.0.0.1:port while that port is free, else "": dev gives
