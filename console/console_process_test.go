@@ -1,6 +1,7 @@
 package console
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -50,6 +51,31 @@ func TestConsoleAPIAgainstProcesses(t *testing.T) {
 	f.wantError(t, f.http, "POST", "/api/v1/topics", map[string]any{"name": "Orders", "readQueues": 0, "confirm": true}, 400, codeBadRequest, "readQueues")
 	f.wantError(t, f.http, "POST", "/api/v1/topics", map[string]any{"name": "Orders", "perm": "X", "confirm": true}, 400, codeBadRequest, "perm")
 	f.wantError(t, f.http, "POST", "/api/v1/topics", map[string]any{"name": "Orders", "queues": 3, "confirm": true}, 400, codeBadRequest, "body")
+
+	// What another site's page could send: a text/plain body, a foreign Origin.
+	for _, c := range []struct{ ctype, origin, field string }{
+		{"text/plain", "", "Content-Type"},
+		{"application/x-www-form-urlencoded", "", "Content-Type"},
+		{"application/json", "http://evil.example", "Origin"},
+	} {
+		req, _ := http.NewRequest("POST", f.base+"/api/v1/topics", strings.NewReader(`{"name":"Orders","confirm":true}`))
+		req.Header.Set("Content-Type", c.ctype)
+		if c.origin != "" {
+			req.Header.Set("Origin", c.origin)
+		}
+		resp, err := f.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc errorDoc
+		err = json.NewDecoder(resp.Body).Decode(&doc)
+		resp.Body.Close()
+		want := map[string]int{"Content-Type": 400, "Origin": 403}[c.field]
+		if err != nil || resp.StatusCode != want || doc.Field != c.field {
+			t.Fatalf("cross-site shaped create (%+v) answered %d %+v %v", c, resp.StatusCode, doc, err)
+		}
+	}
+	f.wantError(t, f.http, "GET", "/api/v1/topics/Orders", nil, 404, codeNotFound, "topic")
 
 	created := f.ok(t, "POST", "/api/v1/topics", map[string]any{"name": "Orders", "readQueues": 2, "writeQueues": 2, "confirm": true})
 	if rs := created["results"].([]any); len(rs) != 1 || rs[0].(map[string]any)["ok"] != true {
