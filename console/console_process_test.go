@@ -362,6 +362,14 @@ func TestConsoleAPIAgainstProcesses(t *testing.T) {
 	}
 	f.ok(t, "GET", "/api/v1/topics", nil)
 	f.ok(t, "GET", "/api/v1/groups", nil)
+
+	// Removing the dead node from the group takes it off the page.
+	f.ok(t, "POST", "/api/v1/raft/broker-a/remove", map[string]any{"id": victim, "confirm": true})
+	eventually(t, 10*time.Second, victim+" off the page after its removal", func() bool {
+		g, nodes := nodesOf(f.ok(t, "GET", "/api/v1/cluster", nil))
+		_, present := nodes[victim]
+		return len(nodes) == 2 && !present && g["voters"] == 2.0
+	})
 }
 
 func otherThan(f *fixture, not ...string) string {
