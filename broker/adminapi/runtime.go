@@ -86,6 +86,9 @@ func (a *API) runtimeInfo() map[string]string {
 	free, ferr := s.DiskFreeBytes()
 	if terr == nil && ferr == nil {
 		t["commitLogDirCapacity"] = fmt.Sprintf("Total : %s, Free : %s.", humanBytes(int64(total)), humanBytes(int64(free)))
+		// Apache's text above is for people; the console reads the numbers.
+		t["commitLogDirTotalBytes"] = strconv.FormatUint(total, 10)
+		t["commitLogDirFreeBytes"] = strconv.FormatUint(free, 10)
 	}
 	for level, off := range a.d.Replica.ScheduleProgress() {
 		// Apache's "delivered,max" of each delay level's queue (level = queue id + 1).
@@ -96,6 +99,9 @@ func (a *API) runtimeInfo() map[string]string {
 	t["lastContact"] = rs["last_contact"]
 	t["numPeers"] = rs["num_peers"]
 	t["lastSnapshotIndex"] = rs["last_snapshot_index"]
+	// Counters, not a mean: a reader takes two samples and divides.
+	t["raftLogWrites"] = rs["log_store_writes"]
+	t["raftLogWriteNanos"] = rs["log_store_write_ns"]
 	// raft's applied index counts no-op and configuration entries, which never
 	// reach the FSM; lag is measured with it so an idle group shows none.
 	t["raftAppliedIndex"] = rs["applied_index"]

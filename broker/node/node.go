@@ -35,6 +35,8 @@ type Node struct {
 	prop   *proposer[fsm.MessageResult]
 
 	roles *roleWatcher
+	// leadership keeps this node's last LeadershipRing leader changes.
+	leadership *leadershipLog
 
 	stop chan struct{}
 	// raftDown is closed once raft has shut down: futures not answered by then
@@ -135,7 +137,9 @@ func Open(cfg Config) (*Node, error) {
 
 	n.prop = newProposer(cfg.Proposer, n.proposeEntry, putResults)
 	n.roles = newRoleWatcher(r, n.log)
-	n.bg.Add(2)
+	n.leadership = newLeadershipLog(cfg.ID, cfg.HeartbeatTimeout)
+	n.bg.Add(3)
+	go func() { defer n.bg.Done(); watchLeadership(r, n.leadership, cfg.Now, n.stop) }()
 	go func() { defer n.bg.Done(); n.roles.run(notify, n.stop) }()
 	go func() { defer n.bg.Done(); n.checkpointLoop() }()
 	n.log.Info("node open", "dir", cfg.Dir, "bootstrapped", !hasState && inPeers(cfg.ID, cfg.Peers),
@@ -261,6 +265,9 @@ func (n *Node) Apply(ctx context.Context, cmd fsm.Command) (any, error) {
 
 // ProposerStats reports group-commit counters.
 func (n *Node) ProposerStats() ProposerStats { return n.prop.Stats() }
+
+// LogWriteStats are the raft log's writes (each fsynced) since the node opened.
+func (n *Node) LogWriteStats() raftlog.WriteStats { return n.stores.WriteStats() }
 
 // Store is the node's message store (reads: GetMessages, ReadMessageAt, …).
 // Writes go through Propose only.

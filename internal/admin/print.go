@@ -103,14 +103,14 @@ func (c *Client) ranges(ctx context.Context, s PrintSpec) ([]queueRange, error) 
 				return nil, err
 			}
 			if s.Begin > 0 {
-				at, err := c.searchOffset(ctx, addr, s.Topic, q, s.Begin)
+				at, err := c.OffsetByTime(ctx, addr, s.Topic, q, s.Begin)
 				if err != nil {
 					return nil, err
 				}
 				lo = max(lo, at)
 			}
 			if s.End > 0 {
-				at, err := c.searchOffset(ctx, addr, s.Topic, q, s.End)
+				at, err := c.OffsetByTime(ctx, addr, s.Topic, q, s.End)
 				if err != nil {
 					return nil, err
 				}

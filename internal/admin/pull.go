@@ -145,9 +145,9 @@ func (c *Client) MessageAt(ctx context.Context, topic, brokerName string, queueI
 	return withBody(p.msgs[0], brokerName, addr), nil
 }
 
-// searchOffset is SEARCH_OFFSET_BY_TIMESTAMP (29): the first offset of the
-// queue stored at or after ms.
-func (c *Client) searchOffset(ctx context.Context, addr, topic string, queueID int32, ms int64) (int64, error) {
+// OffsetByTime is SEARCH_OFFSET_BY_TIMESTAMP (29) at addr: the first offset
+// of the queue stored at or after ms.
+func (c *Client) OffsetByTime(ctx context.Context, addr, topic string, queueID int32, ms int64) (int64, error) {
 	return c.offset(ctx, addr, transport.SearchOffsetByTimestamp,
 		map[string]string{"topic": topic, "queueId": strconv.Itoa(int(queueID)), "timestamp": strconv.FormatInt(ms, 10)})
 }
