@@ -1,0 +1,72 @@
+// One uPlot chart: several labelled lines over shared time, redrawn when the data changes.
+import { useEffect, useRef } from "preact/hooks";
+import uPlot from "uplot";
+import "uplot/dist/uPlot.min.css";
+import type { Series } from "./api";
+
+const palette = ["#2a6fdb", "#d9480f", "#2b8a3e", "#862e9c", "#c92a2a", "#1098ad", "#5c940d", "#e67700"];
+
+/** align merges series with their own timestamps into uPlot's columns (x, y1, y2…), gaps as null. */
+export function align(series: Series[]): (number | null)[][] {
+  const xs = Array.from(new Set(series.flatMap((s) => s.points.map((p) => p[0])))).sort((a, b) => a - b);
+  const index = new Map(xs.map((x, i) => [x, i]));
+  const cols: (number | null)[][] = [xs.map((x) => x / 1000)];
+  for (const s of series) {
+    const col: (number | null)[] = new Array(xs.length).fill(null);
+    for (const [t, v] of s.points) col[index.get(t)!] = v;
+    cols.push(col);
+  }
+  return cols;
+}
+
+export const seriesLabel = (s: Series) =>
+  Object.keys(s.labels)
+    .sort()
+    .map((k) => s.labels[k])
+    .join(" / ") || s.name;
+
+export function Chart({ title, unit, series }: { title: string; unit: string; series: Series[] }) {
+  const box = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+  const shape = series.map(seriesLabel).join("|");
+
+  useEffect(() => {
+    if (!box.current) return;
+    const opts: uPlot.Options = {
+      width: Math.max(320, box.current.clientWidth || 560),
+      height: 220,
+      series: [
+        {},
+        ...series.map((s, i) => ({
+          label: seriesLabel(s),
+          stroke: palette[i % palette.length],
+          width: 1.5,
+          spanGaps: false,
+          value: (_u: uPlot, v: number | null) => (v == null ? "–" : `${v.toFixed(v < 10 ? 2 : 0)} ${unit}`),
+        })),
+      ],
+      axes: [{}, { label: unit, size: 60 }],
+      scales: { x: { time: true } },
+      legend: { show: true },
+    };
+    plot.current = new uPlot(opts, align(series) as uPlot.AlignedData, box.current);
+    return () => {
+      plot.current?.destroy();
+      plot.current = null;
+    };
+    // Rebuilt only when the set of lines changes; new points go through setData below.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [shape, unit]);
+
+  useEffect(() => {
+    plot.current?.setData(align(series) as uPlot.AlignedData);
+  }, [series]);
+
+  return (
+    <div class="chart" data-chart={title}>
+      <h4>{title}</h4>
+      {series.length === 0 ? <p class="note">No samples yet.</p> : null}
+      <div ref={box} />
+    </div>
+  );
+}
