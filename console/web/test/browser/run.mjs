@@ -1,0 +1,328 @@
+// Browser tests of the console against a real cluster (started by console/browser_test.go,
+// which passes CONSOLE_URL, NAMESRV, ROCKETRAFT_BIN, BROKER_PIDS and CHROMIUM). Headless
+// Debian Chromium driven by playwright-core; no Playwright browser download.
+//
+// Each step is a function that throws on failure; the run prints one line per step and a
+// closing "N passed, N failed" line, and exits non-zero when any failed. --short runs the
+// CI subset (cluster page, leader kill within 5 s, bad input).
+import { chromium } from "playwright-core";
+import { execFile } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+const env = (k) => {
+  const v = process.env[k];
+  if (!v) throw new Error(`run.mjs: $${k} is not set; start it through make console-test`);
+  return v;
+};
+const base = env("CONSOLE_URL");
+const bin = env("ROCKETRAFT_BIN");
+const namesrv = env("NAMESRV");
+const pids = JSON.parse(env("BROKER_PIDS"));
+const shots = process.env.SCREENSHOT_DIR || "";
+const short = process.argv.includes("--short");
+if (shots) mkdirSync(shots, { recursive: true });
+
+const topic = "ConsoleTopic";
+const group = "console_demo";
+const sent = 200;
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  // Root on CI machines: Chromium's sandbox needs a user namespace it does not get there.
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+});
+const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
+const page = await context.newPage();
+const outside = [];
+page.on("request", (r) => {
+  if (!r.url().startsWith(base) && !r.url().startsWith("data:")) outside.push(r.url());
+});
+const pageErrors = [];
+page.on("pageerror", (e) => pageErrors.push(String(e)));
+
+const shot = async (name) => {
+  if (shots) await page.screenshot({ path: join(shots, name + ".png"), fullPage: true });
+};
+const check = (cond, msg) => {
+  if (!cond) throw new Error(msg);
+};
+const api = async (path, init) => {
+  const r = await fetch(base + "/api/v1" + path, init);
+  return { status: r.status, body: await r.json().catch(() => null) };
+};
+const text = async (sel) => (await page.locator(sel).first().innerText()).trim();
+const leaderOnPage = async () => {
+  const l = (await text('[data-group="broker-a"] [data-testid="group-leader"] b')) || "";
+  const term = Number((await text('[data-group="broker-a"] [data-testid="group-term"] b')).replace(/,/g, ""));
+  return { leader: l, term };
+};
+const go = async (path) => {
+  await page.goto(base + path);
+  await page.waitForSelector("main section", { timeout: 10000 });
+};
+/** confirm clicks the dialog's action and waits for it to close; it returns the dialog's text. */
+const confirm = async () => {
+  const dlg = page.locator('[role="dialog"]');
+  await dlg.waitFor({ timeout: 10000 });
+  const said = await dlg.innerText();
+  await dlg.locator("[data-confirm]").click();
+  await dlg.waitFor({ state: "detached", timeout: 20000 });
+  return said;
+};
+const waitLeader = async (timeout) => {
+  const t0 = Date.now();
+  for (;;) {
+    try {
+      await go("/cluster");
+      await page.waitForFunction(
+        () => {
+          const b = document.querySelector('[data-group="broker-a"] [data-testid="group-leader"] b');
+          return b && b.textContent && b.textContent !== "none";
+        },
+        null,
+        { timeout: 3000 },
+      );
+      return await leaderOnPage();
+    } catch (e) {
+      if (Date.now() - t0 > timeout) throw new Error(`no leader on the cluster page after ${timeout} ms: ${e.message}`);
+    }
+  }
+};
+
+const steps = [];
+const step = (name, f, inShort = false) => steps.push({ name, f, inShort });
+const killed = new Set();
+
+step(
+  "cluster page shows the group, its leader and term, live",
+  async () => {
+    const { leader, term } = await waitLeader(30000);
+    check(leader in pids, `leader "${leader}" on the page is not one of the nodes ${Object.keys(pids)}`);
+    check(term > 0, `term on the page is ${term}`);
+    await page.locator(".live.on").waitFor({ timeout: 10000 });
+    const rows = await page.locator('[data-group="broker-a"] tr[data-node]').count();
+    check(rows === 3, `the group shows ${rows} nodes, want 3`);
+    const role = await text(`[data-group="broker-a"] tr[data-node="${leader}"] td.role`);
+    check(role === "LEADER", `the leader's row says role ${role}`);
+    await shot("cluster");
+  },
+  true,
+);
+
+step(
+  "bad input: unknown topic and malformed msgId give clear messages",
+  async () => {
+    await go("/topics/NoSuchTopic");
+    const p = page.locator(".problem");
+    await p.waitFor({ timeout: 10000 });
+    const t = await p.innerText();
+    check(/NoSuchTopic/.test(t), `unknown topic page says "${t}", not naming the topic`);
+    await go("/messages?mode=msgId");
+    await page.fill('input[name="msgId"]', "xyz-not-an-id");
+    await page.click('button[type="submit"]');
+    const m = await page.locator(".problem").innerText();
+    check(/malformed/.test(m) && /xyz-not-an-id/.test(m), `malformed msgId says "${m}"`);
+    // The server's own check, bypassing the page's: a wrongly sized hex id.
+    await go("/messages/ABCDEF");
+    const s = await page.locator(".problem").first().innerText();
+    check(/msgId/i.test(s), `a 6-digit msgId page says "${s}"`);
+    await go("/messages?mode=key");
+    await page.fill('input[name="topic"]', "NoSuchTopic");
+    await page.fill('input[name="key"]', "k1");
+    await page.click('button[type="submit"]');
+    const k = await page.locator(".problem").first().innerText({ timeout: 10000 });
+    check(/NoSuchTopic/.test(k), `search on an unknown topic says "${k}"`);
+    await shot("bad-input");
+  },
+  true,
+);
+
+step("create a topic from the page (cancel first: no change without confirmation)", async () => {
+  await go("/topics");
+  await page.fill('input[name="topic-name"]', topic);
+  await page.click('form.inline button[type="submit"]');
+  await page.locator('[role="dialog"]').waitFor();
+  await page.click('[role="dialog"] button:not([data-confirm])');
+  const before = await api(`/topics/${topic}`);
+  check(before.status === 404, `after Cancel the topic exists (GET answered ${before.status})`);
+  await page.click('form.inline button[type="submit"]');
+  const said = await confirm();
+  check(said.includes(topic), `the dialog does not name the topic: ${said}`);
+  await page.locator(".ok").waitFor({ timeout: 10000 });
+  await page.locator(`tr[data-topic="${topic}"]`).waitFor({ timeout: 10000 });
+  await shot("topics");
+});
+
+step("send with rocketraft bench; the topic page shows the queue offsets", async () => {
+  await run(
+    bin,
+    [
+      "bench",
+      "produce",
+      "--namesrv",
+      namesrv,
+      "--topic",
+      topic,
+      "--count",
+      String(sent),
+      "--producers",
+      "4",
+      "--size",
+      "64",
+      "--key-prefix",
+      "order-",
+    ],
+    { timeout: 60000 },
+  );
+  await go(`/topics/${topic}`);
+  await page.locator("table.queues tbody tr").first().waitFor({ timeout: 10000 });
+  const maxes = await page.locator("table.queues tbody tr td:nth-child(4)").allInnerTexts();
+  const total = maxes.reduce((a, s) => a + Number(s.replace(/,/g, "")), 0);
+  check(total === sent, `queues' max offsets add up to ${total}, sent ${sent}`);
+  await shot("topic");
+});
+
+step("find a message by key and open it: body, properties, replicas", async () => {
+  await go(`/messages?mode=key&topic=${topic}&key=order-17`);
+  await page.click('button[type="submit"]');
+  const row = page.locator("table.found tbody tr").first();
+  await row.waitFor({ timeout: 15000 });
+  check((await row.innerText()).includes("order-17"), `result row: ${await row.innerText()}`);
+  await shot("messages");
+  await row.locator("a").click();
+  await page.locator("table.props").waitFor({ timeout: 10000 });
+  const props = await page.locator("table.props").innerText();
+  check(/KEYS\s+order-17/.test(props), `properties do not show KEYS order-17: ${props}`);
+  await page.locator("table.replicas tbody tr").first().waitFor();
+  const stored = await page.locator("table.replicas tbody tr td:nth-child(3)").allInnerTexts();
+  check(stored.filter((s) => s === "yes").length === 3 - killed.size, `replicas stored: ${stored}`);
+  await page.click('button.tab:has-text("hex")');
+  const hex = await text('[data-testid="body"]');
+  check(/^00000000  [0-9a-f]{2} /.test(hex), `hex view: ${hex.slice(0, 80)}`);
+  await shot("message");
+});
+
+step("consumer group: lag per queue, reset by time with a preview", async () => {
+  await run(
+    bin,
+    ["bench", "consume", "--namesrv", namesrv, "--topic", topic, "--group", group, "--count", String(sent)],
+    { timeout: 90000 },
+  );
+  await go(`/groups/${group}`);
+  await page.locator("table.lag tbody tr").first().waitFor({ timeout: 15000 });
+  // The consumer's offsets reach the broker within a commit interval; then lag is 0.
+  await page.fill('input[name="reset-topic"]', topic);
+  await page.fill('input[name="reset-time"]', "2000-01-01T00:00:00");
+  await page.click('form.inline button[type="submit"]');
+  const preview = page.locator('[data-testid="reset-preview"]');
+  await preview.waitFor({ timeout: 10000 });
+  const pv = await preview.innerText();
+  check(pv.includes(String(sent)), `preview does not show the lag of ${sent} the reset creates: ${pv}`);
+  await shot("group");
+  await page.click("form.inline button.danger");
+  await confirm();
+  await page.locator(".ok").waitFor({ timeout: 10000 });
+  const deadline = Date.now() + 15000;
+  for (;;) {
+    const g = await api(`/groups/${group}`);
+    if (g.body && g.body.lag === sent) break;
+    if (Date.now() > deadline)
+      throw new Error(`after the reset the group's lag is ${g.body && g.body.lag}, want ${sent}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+});
+
+step("transfer leadership from the page", async () => {
+  const { leader, term } = await waitLeader(15000);
+  const to = Object.keys(pids).find((id) => id !== leader && !killed.has(id));
+  await go("/raft");
+  const btn = page.locator(`[data-group="broker-a"] tr[data-server="${to}"] [data-op="transfer-leader"]`);
+  await btn.waitFor({ timeout: 10000 });
+  await btn.click();
+  const said = await confirm();
+  check(said.includes("Transfer leadership"), `dialog: ${said}`);
+  await shot("raft");
+  const deadline = Date.now() + 15000;
+  for (;;) {
+    const now = await waitLeader(10000);
+    if (now.leader === to && now.term > term) break;
+    if (Date.now() > deadline) throw new Error(`leader is ${now.leader} (term ${now.term}) after transfer to ${to}`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+});
+
+step("charts page draws throughput, lag, fsync and consumer lag", async () => {
+  await go("/charts");
+  await page.locator(".chart").first().waitFor();
+  const n = await page.locator(".chart").count();
+  check(n === 5, `${n} charts`);
+  await page.waitForTimeout(2500);
+  const canvases = await page.locator(".chart canvas").count();
+  check(canvases >= 1, "no chart drew a canvas");
+  await shot("charts");
+});
+
+step(
+  "SIGKILL the leader: the page shows the new leader and term within 5 s",
+  async () => {
+    const before = await waitLeader(15000);
+    await go("/cluster");
+    await page.locator(".live.on").waitFor({ timeout: 10000 });
+    const t0 = Date.now();
+    process.kill(pids[before.leader], "SIGKILL");
+    killed.add(before.leader);
+    await page.waitForFunction(
+      ({ old, term }) => {
+        const b = document.querySelector('[data-group="broker-a"] [data-testid="group-leader"] b');
+        const t = document.querySelector('[data-group="broker-a"] [data-testid="group-term"] b');
+        if (!b || !t) return false;
+        const l = b.textContent;
+        return l && l !== "none" && l !== old && Number(t.textContent.replace(/,/g, "")) > term;
+      },
+      { old: before.leader, term: before.term },
+      { timeout: 5000, polling: 100 },
+    );
+    const ms = Date.now() - t0;
+    const after = await leaderOnPage();
+    console.log(
+      `  measured: leader ${before.leader} (term ${before.term}) killed → page shows ${after.leader} (term ${after.term}) after ${ms} ms`,
+    );
+    await page.locator(`[data-group="broker-a"] tr.down`).waitFor({ timeout: 10000 });
+    await shot("cluster-after-kill");
+  },
+  true,
+);
+
+let passed = 0;
+let failed = 0;
+for (const s of steps) {
+  if (short && !s.inShort) continue;
+  const t0 = Date.now();
+  try {
+    await s.f();
+    passed++;
+    console.log(`ok    ${s.name} (${Date.now() - t0} ms)`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL  ${s.name} (${Date.now() - t0} ms): ${e.message}`);
+    await page
+      .screenshot({ path: join(tmpdir(), `console-fail-${passed + failed}.png`) })
+      .catch(() => {});
+  }
+}
+if (outside.length) {
+  failed++;
+  console.log(`FAIL  the page requested outside hosts: ${outside.slice(0, 5).join(", ")}`);
+}
+if (pageErrors.length) {
+  failed++;
+  console.log(`FAIL  uncaught errors in the page: ${pageErrors.slice(0, 3).join(" | ")}`);
+}
+await browser.close();
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
