@@ -33,6 +33,10 @@ const (
 	// ext topic, group, timestamp (ms, -1 = the end), isForce; the answer body is
 	// {"offsetTable":[{"topic","brokerName","queueId","offset"}]}.
 	InvokeBrokerToResetOffset RequestCode = 222 // admin→broker (leader)
+	// LeadershipHistory is this node's ring of observed leader changes:
+	// no ext; body {"brokerName","node","events":[{"time","term","leader",
+	// "previousLeader","cause","detail"}]}, oldest first (the web console's timeline).
+	LeadershipHistory RequestCode = 9107 // admin→broker (the node addressed)
 )
 
 // RocketMQ's admin codes that mqadmin, the dashboard and the exporter send
@@ -59,6 +63,7 @@ var adminCodeNames = map[RequestCode]string{
 	RaftSnapshot:              "ROCKETRAFT_RAFT_SNAPSHOT",
 	ConsumerProgress:          "ROCKETRAFT_CONSUMER_PROGRESS",
 	InvokeBrokerToResetOffset: "INVOKE_BROKER_TO_RESET_OFFSET",
+	LeadershipHistory:         "ROCKETRAFT_LEADERSHIP_HISTORY",
 
 	UpdateAndCreateSubscriptionGroup: "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP",
 	GetTopicStatsInfo:                "GET_TOPIC_STATS_INFO",

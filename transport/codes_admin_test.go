@@ -21,7 +21,7 @@ func TestAdminCodesNamedAndInRange(t *testing.T) {
 			t.Errorf("admin code %s is outside rocketraft's range 9100..9199", c)
 		}
 	}
-	if got := RequestCode(9107).String(); got != "UNKNOWN(9107)" {
+	if got := RequestCode(9199).String(); got != "UNKNOWN(9199)" {
 		t.Errorf("unused admin-range code: got %s", got)
 	}
 }

@@ -28,6 +28,7 @@ func (a *API) Register(t *route.Table) {
 	t.Handle(route.Leader, a.raftChange,
 		transport.RaftTransferLeader, transport.RaftAddVoter, transport.RaftAddNonvoter, transport.RaftRemoveServer)
 	t.Handle(route.Local, a.raftSnapshot, transport.RaftSnapshot)
+	t.Handle(route.Local, a.leadershipHistory, transport.LeadershipHistory)
 
 	t.Handle(route.Leader, a.consumeStats, transport.GetConsumeStats)
 	t.Handle(route.Leader, a.consumerProgress, transport.ConsumerProgress)

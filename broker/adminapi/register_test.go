@@ -23,6 +23,7 @@ func TestRegisterPolicies(t *testing.T) {
 		transport.RaftAddNonvoter:               route.Leader,
 		transport.RaftRemoveServer:              route.Leader,
 		transport.RaftSnapshot:                  route.Local,
+		transport.LeadershipHistory:             route.Local,
 		transport.ConsumerProgress:              route.Leader,
 		transport.GetConsumerRunningInfo:        route.Local,
 		transport.InvokeBrokerToResetOffset:     route.Leader,

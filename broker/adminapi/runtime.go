@@ -86,6 +86,9 @@ func (a *API) runtimeInfo() map[string]string {
 	free, ferr := s.DiskFreeBytes()
 	if terr == nil && ferr == nil {
 		t["commitLogDirCapacity"] = fmt.Sprintf("Total : %s, Free : %s.", humanBytes(int64(total)), humanBytes(int64(free)))
+		// Apache's text above is for people; the console reads the numbers.
+		t["commitLogDirTotalBytes"] = strconv.FormatUint(total, 10)
+		t["commitLogDirFreeBytes"] = strconv.FormatUint(free, 10)
 	}
 	for level, off := range a.d.Replica.ScheduleProgress() {
 		// Apache's "delivered,max" of each delay level's queue (level = queue id + 1).

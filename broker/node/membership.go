@@ -47,9 +47,14 @@ func (n *Node) State() Status {
 // channel holds one event: a subscriber that falls behind sees only the latest.
 func (n *Node) Subscribe() (<-chan RoleEvent, func()) { return n.roles.subscribe() }
 
+// LeadershipHistory returns the leader changes this node observed since it
+// started (the newest LeadershipRing), oldest first, each with its cause.
+func (n *Node) LeadershipHistory() []LeadershipObservation { return n.leadership.history() }
+
 // TransferLeadership hands leadership to toID, or to the most up-to-date
 // follower when toID is empty. It must be called on the leader.
 func (n *Node) TransferLeadership(ctx context.Context, toID raft.ServerID) error {
+	n.leadership.noteTransfer(n.cfg.Now())
 	var f raft.Future
 	if toID == "" {
 		f = n.raft.LeadershipTransfer()

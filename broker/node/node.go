@@ -35,6 +35,8 @@ type Node struct {
 	prop   *proposer[fsm.MessageResult]
 
 	roles *roleWatcher
+	// leadership keeps this node's last LeadershipRing leader changes.
+	leadership *leadershipLog
 
 	stop chan struct{}
 	// raftDown is closed once raft has shut down: futures not answered by then
@@ -135,7 +137,9 @@ func Open(cfg Config) (*Node, error) {
 
 	n.prop = newProposer(cfg.Proposer, n.proposeEntry, putResults)
 	n.roles = newRoleWatcher(r, n.log)
-	n.bg.Add(2)
+	n.leadership = newLeadershipLog(cfg.ID, cfg.HeartbeatTimeout)
+	n.bg.Add(3)
+	go func() { defer n.bg.Done(); watchLeadership(r, n.leadership, cfg.Now, n.stop) }()
 	go func() { defer n.bg.Done(); n.roles.run(notify, n.stop) }()
 	go func() { defer n.bg.Done(); n.checkpointLoop() }()
 	n.log.Info("node open", "dir", cfg.Dir, "bootstrapped", !hasState && inPeers(cfg.ID, cfg.Peers),

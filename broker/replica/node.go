@@ -175,6 +175,16 @@ func (r *nodeReplica) RoleChanges() <-chan Status {
 	return r.changes
 }
 
+func (r *nodeReplica) LeadershipHistory() []LeadershipChange {
+	h := r.n.LeadershipHistory()
+	out := make([]LeadershipChange, len(h))
+	for i, o := range h {
+		out[i] = LeadershipChange{TimeMs: o.Time.UnixMilli(), Term: o.Term, Leader: string(o.Leader),
+			PreviousLeader: string(o.PreviousLeader), Cause: string(o.Cause), Detail: o.Detail}
+	}
+	return out
+}
+
 func (r *nodeReplica) TransferLeadership(ctx context.Context, toID string) error {
 	return mapNodeError(r.n.TransferLeadership(ctx, raft.ServerID(toID)))
 }

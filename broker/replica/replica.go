@@ -61,6 +61,8 @@ type Roles interface {
 	// TransferLeadership hands leadership to toID, or to the most up-to-date
 	// follower when toID is empty.
 	TransferLeadership(ctx context.Context, toID string) error
+	// LeadershipHistory is this node's last leader changes, oldest first.
+	LeadershipHistory() []LeadershipChange
 }
 
 // Schedule is the replicated delay-level progress (broker/schedule).

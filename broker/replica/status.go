@@ -26,3 +26,17 @@ type Status struct {
 	CommitIndex  uint64
 	LastIndex    uint64
 }
+
+// LeadershipChange is one leader change as a node observed it, with its
+// cause (node.Cause's values: restart, election_timeout, leadership_transfer,
+// lost_contact, step_down). The admin code ROCKETRAFT_LEADERSHIP_HISTORY
+// serves them.
+type LeadershipChange struct {
+	// TimeMs is when the node observed it, unix milliseconds.
+	TimeMs         int64  `json:"time"`
+	Term           uint64 `json:"term"`
+	Leader         string `json:"leader"`
+	PreviousLeader string `json:"previousLeader"`
+	Cause          string `json:"cause"`
+	Detail         string `json:"detail"`
+}

@@ -48,6 +48,9 @@ type NodeStatus struct {
 	Lag                uint64
 	CommitLogMaxOffset int64
 	LastContact        string
+	// Runtime is the node's whole GET_BROKER_RUNTIME_INFO table (disk, traffic
+	// counters) for callers that show more than the table above.
+	Runtime map[string]string
 }
 
 // Cluster asks every registered node of every group for its raft and store state.
@@ -89,6 +92,7 @@ func fillNode(ns *NodeStatus, t map[string]string) {
 	ns.AppliedIndex = max(ns.AppliedIndex, u("raftAppliedIndex"))
 	ns.CommitLogMaxOffset, _ = strconv.ParseInt(t["commitLogMaxOffset"], 10, 64)
 	ns.LastContact = t["lastContact"]
+	ns.Runtime = t
 }
 
 // withLag fills Lag for one group's rows.

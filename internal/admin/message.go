@@ -42,6 +42,8 @@ type MessageView struct {
 	BornTime       time.Time         `json:"bornTime"`
 	StoreTime      time.Time         `json:"storeTime"`
 	ReconsumeTimes int32             `json:"reconsumeTimes"`
+	// Body is the whole body (the console shows it); -o json keeps to the preview.
+	Body []byte `json:"-"`
 }
 
 // decodeMessages splits a QUERY_MESSAGE or VIEW_MESSAGE_BY_ID body (stored
@@ -72,7 +74,7 @@ func viewOf(m store.Message) MessageView {
 		Keys: store.Keys(m.Properties), Properties: props, BodySize: len(m.Body),
 		BodyPreview: preview(m.Body), BornHost: m.BornHost.String(), StoreHost: m.StoreHost.String(),
 		BornTime: time.UnixMilli(m.BornTimestamp).UTC(), StoreTime: time.UnixMilli(m.StoreTimestamp).UTC(),
-		ReconsumeTimes: m.ReconsumeTimes,
+		ReconsumeTimes: m.ReconsumeTimes, Body: m.Body,
 	}
 	return v
 }

@@ -32,6 +32,7 @@ type Replica struct {
 	changes   chan replica.Status
 	puts      int
 	transfers []string
+	leadership []replica.LeadershipChange
 	schedule  map[int32]store.QueueOffset
 	tx        txState
 	calls     []string
@@ -227,6 +228,20 @@ func (f *Replica) TransferLeadership(_ context.Context, to string) error {
 	defer f.mu.Unlock()
 	f.transfers = append(f.transfers, to)
 	return nil
+}
+
+// LeadershipHistory returns what SetLeadershipHistory set.
+func (f *Replica) LeadershipHistory() []replica.LeadershipChange {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]replica.LeadershipChange(nil), f.leadership...)
+}
+
+// SetLeadershipHistory sets what LeadershipHistory answers.
+func (f *Replica) SetLeadershipHistory(h []replica.LeadershipChange) {
+	f.mu.Lock()
+	f.leadership = append([]replica.LeadershipChange(nil), h...)
+	f.mu.Unlock()
 }
 
 // TransferTargets lists the targets of TransferLeadership calls.
