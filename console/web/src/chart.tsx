@@ -3,27 +3,9 @@ import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import type { Series } from "./api";
+import { align, seriesLabel } from "./series";
 
 const palette = ["#2a6fdb", "#d9480f", "#2b8a3e", "#862e9c", "#c92a2a", "#1098ad", "#5c940d", "#e67700"];
-
-/** align merges series with their own timestamps into uPlot's columns (x, y1, y2…), gaps as null. */
-export function align(series: Series[]): (number | null)[][] {
-  const xs = Array.from(new Set(series.flatMap((s) => s.points.map((p) => p[0])))).sort((a, b) => a - b);
-  const index = new Map(xs.map((x, i) => [x, i]));
-  const cols: (number | null)[][] = [xs.map((x) => x / 1000)];
-  for (const s of series) {
-    const col: (number | null)[] = new Array(xs.length).fill(null);
-    for (const [t, v] of s.points) col[index.get(t)!] = v;
-    cols.push(col);
-  }
-  return cols;
-}
-
-export const seriesLabel = (s: Series) =>
-  Object.keys(s.labels)
-    .sort()
-    .map((k) => s.labels[k])
-    .join(" / ") || s.name;
 
 export function Chart({ title, unit, series }: { title: string; unit: string; series: Series[] }) {
   const box = useRef<HTMLDivElement>(null);

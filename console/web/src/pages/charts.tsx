@@ -3,6 +3,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, type Series } from "../api";
 import { Chart } from "../chart";
+import { merge } from "../series";
 import { Problem } from "../ui";
 
 const charts: { title: string; names: string[]; unit: string }[] = [
@@ -12,31 +13,6 @@ const charts: { title: string; names: string[]; unit: string }[] = [
   { title: "Raft log fsync latency", names: ["fsyncLatencyMs"], unit: "ms" },
   { title: "Consumer lag", names: ["consumerLag"], unit: "msgs" },
 ];
-
-const keyOf = (s: Series) =>
-  s.name +
-  "{" +
-  Object.keys(s.labels)
-    .sort()
-    .map((k) => `${k}=${s.labels[k]}`)
-    .join(",") +
-  "}";
-
-/** merge appends newly sampled points to the series already held and drops those outside the window. */
-export function merge(old: Series[], fresh: Series[], windowMs: number, now: number): Series[] {
-  const byKey = new Map(old.map((s) => [keyOf(s), { ...s, points: [...s.points] }]));
-  for (const s of fresh) {
-    const k = keyOf(s);
-    const have = byKey.get(k);
-    if (!have) byKey.set(k, { ...s, points: [...s.points] });
-    else {
-      const last = have.points.length ? have.points[have.points.length - 1][0] : -Infinity;
-      for (const p of s.points) if (p[0] > last) have.points.push(p);
-    }
-  }
-  const from = now - windowMs;
-  return Array.from(byKey.values()).map((s) => ({ ...s, points: s.points.filter((p) => p[0] >= from) }));
-}
 
 export function ChartsPage() {
   const [series, setSeries] = useState<Series[]>([]);

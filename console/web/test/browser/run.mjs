@@ -310,9 +310,7 @@ for (const s of steps) {
   } catch (e) {
     failed++;
     console.log(`FAIL  ${s.name} (${Date.now() - t0} ms): ${e.message}`);
-    await page
-      .screenshot({ path: join(tmpdir(), `console-fail-${passed + failed}.png`) })
-      .catch(() => {});
+    await page.screenshot({ path: join(tmpdir(), `console-fail-${passed + failed}.png`) }).catch(() => {});
   }
 }
 if (outside.length) {
