@@ -119,6 +119,8 @@ export function Field(props: {
         type={(props.type ?? "text") as "text"}
         value={props.value}
         placeholder={props.placeholder}
+        // Seconds count in a reset or a search range; the default step (60 s) would refuse them.
+        step={props.type === "datetime-local" ? 1 : undefined}
         onInput={(e) => props.onInput((e.target as HTMLInputElement).value)}
       />
     </label>

@@ -188,6 +188,7 @@ function GroupBody({ g, admin, reload }: { g: GroupDetail; admin: boolean; reloa
         <div>
           <h3>Reset offsets by time</h3>
           <form
+            noValidate
             class="inline"
             onSubmit={(e) => {
               e.preventDefault();

@@ -32,6 +32,7 @@ export function LoginPage({ onLogin }: { onLogin: (s: Session) => void }) {
       <h1>rocketraft console</h1>
       <p>ACL is on: log in with a RocketMQ account (accessKey and secretKey from plain_acl.yml).</p>
       <form
+        noValidate
         onSubmit={(e) => {
           e.preventDefault();
           submit();

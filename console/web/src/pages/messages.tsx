@@ -115,6 +115,7 @@ export function MessagesPage({ go, initial }: { go: (path: string) => void; init
         ))}
       </div>
       <form
+        noValidate
         class="inline"
         onSubmit={(e) => {
           e.preventDefault();

@@ -135,7 +135,7 @@ function RaftGroup({ brokerName, can }: { brokerName: string; can: (op: Operatio
         ) : null}
       </div>
       {can("raft.addVoter") || can("raft.addNonvoter") ? (
-        <form class="inline" onSubmit={(e) => e.preventDefault()}>
+        <form noValidate class="inline" onSubmit={(e) => e.preventDefault()}>
           <Field label="new node id" name="new-id" value={newId} onInput={setNewId} placeholder="n3" />
           <Field
             label="raft address"

@@ -69,6 +69,7 @@ export function TopicsPage({ can, go }: { can: (op: Operation) => boolean; go: (
       {done ? <div class="ok">{done}</div> : null}
       {can("topic.create") ? (
         <form
+          noValidate
           class="inline"
           onSubmit={(e) => {
             e.preventDefault();
@@ -258,6 +259,7 @@ function TopicBody({
       ) : null}
       {can("topic.update") || can("topic.delete") ? (
         <form
+          noValidate
           class="inline"
           onSubmit={(e) => {
             e.preventDefault();
