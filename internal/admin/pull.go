@@ -77,3 +77,15 @@ func (c *Client) MessageAt(ctx context.Context, addr string, off store.PhysicalO
 	ms[0].Addr = addr
 	return ms[0], nil
 }
+
+// ParseOffsetMsgID splits an offset msgId (store host and CommitLog offset in
+// hex) into the host's address and the offset, so callers need not link the
+// store. A producer's UNIQ_KEY is 32 hex digits too and parses as well:
+// check the host against the nodes you know before dialling it.
+func ParseOffsetMsgID(id string) (addr string, off store.PhysicalOffset, err error) {
+	host, off, err := store.ParseOffsetMsgID(id)
+	if err != nil {
+		return "", 0, err
+	}
+	return host.String(), off, nil
+}
