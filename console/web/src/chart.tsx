@@ -13,7 +13,8 @@ export function Chart({ title, unit, series }: { title: string; unit: string; se
   const shape = series.map(seriesLabel).join("|");
 
   useEffect(() => {
-    if (!box.current) return;
+    // No line yet: draw nothing (an empty plot with only a legend reads as broken).
+    if (!box.current || series.length === 0) return;
     const opts: uPlot.Options = {
       width: Math.max(320, box.current.clientWidth || 560),
       height: 220,

@@ -137,4 +137,8 @@ function App() {
   );
 }
 
-render(<App />, document.getElementById("app")!);
+// The boot message in index.html is for the seconds before this script runs; preact keeps
+// foreign children of the root, so drop it first.
+const root = document.getElementById("app")!;
+root.textContent = "";
+render(<App />, root);
