@@ -22,6 +22,30 @@ import (
 )
 
 func TestBrowser(t *testing.T) {
+	runBrowser(t, nil, nil, nil)
+}
+
+// TestBrowserACL runs the group with aclEnable and the console with an admin account of its
+// own: the page asks for a log-in, refuses a wrong secret, and hides every operation from an
+// account that is not an admin.
+func TestBrowserACL(t *testing.T) {
+	dir := t.TempDir()
+	acl := filepath.Join(dir, "plain_acl.yml")
+	doc := "accounts:\n" +
+		"  - accessKey: consoleAdmin\n    secretKey: console-admin-secret\n    admin: true\n" +
+		"  - accessKey: consoleReader\n    secretKey: console-reader-secret\n    admin: false\n" +
+		"    defaultTopicPerm: PUB|SUB\n    defaultGroupPerm: SUB\n"
+	if err := os.WriteFile(acl, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runBrowser(t, []string{"aclEnable=true", "aclFile=" + acl},
+		[]string{"--access-key", "consoleAdmin", "--secret-key", "console-admin-secret"},
+		[]string{"ACL_ADMIN=consoleAdmin:console-admin-secret", "ACL_READER=consoleReader:console-reader-secret"})
+}
+
+// runBrowser starts the group (each broker.conf ending with brokerExtra), the console (with
+// consoleArgs) and run.mjs (with env; --acl when the group runs with ACL).
+func runBrowser(t *testing.T, brokerExtra, consoleArgs, env []string) {
 	bin, err := proctest.Binary("..", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -42,13 +66,13 @@ func TestBrowser(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	g := proctest.StartGroup(t, bin, dir)
+	g := proctest.StartGroup(t, bin, dir, brokerExtra...)
 	ports, err := proctest.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	listen := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	con := &proctest.Proc{Name: "console", Bin: bin, Args: []string{"console", "--namesrv", g.Namesrv, "--listen", listen},
+	con := &proctest.Proc{Name: "console", Bin: bin, Args: append([]string{"console", "--namesrv", g.Namesrv, "--listen", listen}, consoleArgs...),
 		LogPath: filepath.Join(dir, "console.log")}
 	if err := con.Start(); err != nil {
 		t.Fatal(err)
@@ -80,6 +104,9 @@ func TestBrowser(t *testing.T) {
 	if os.Getenv("CONSOLE_BROWSER") == "short" {
 		args = append(args, "--short")
 	}
+	if brokerExtra != nil {
+		args = append(args, "--acl")
+	}
 	cmd := exec.Command(node, args...)
 	cmd.Dir = "web"
 	cmd.Env = append(os.Environ(),
@@ -90,6 +117,7 @@ func TestBrowser(t *testing.T) {
 		"CHROMIUM="+chromium,
 		"SCREENSHOT_DIR="+shots,
 	)
+	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.CombinedOutput()
 	t.Logf("run.mjs:\n%s", out)
 	if err != nil {

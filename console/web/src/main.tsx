@@ -84,10 +84,12 @@ function App() {
     case "raft":
       page =
         ops.size === 0 || ![...ops].some((o) => o.startsWith("raft.")) ? (
-          <Problem
-            error={`the account ${session.accessKey || ""} may not run raft operations; an admin account can`}
-            title="Raft operations"
-          />
+          <section>
+            <Problem
+              error={`the account ${session.accessKey || ""} may not run raft operations; an admin account can`}
+              title="Raft operations"
+            />
+          </section>
         ) : (
           <RaftPage can={can} />
         );
@@ -96,7 +98,11 @@ function App() {
       page = <ChartsPage />;
       break;
     default:
-      page = <Problem error={`no page ${url.pathname}; pick one above`} title="Not found" />;
+      page = (
+        <section>
+          <Problem error={`no page ${url.pathname}; pick one above`} title="Not found" />
+        </section>
+      );
   }
   return (
     <div class="shell">

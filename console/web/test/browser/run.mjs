@@ -24,6 +24,7 @@ const namesrv = env("NAMESRV");
 const pids = JSON.parse(env("BROKER_PIDS"));
 const shots = process.env.SCREENSHOT_DIR || "";
 const short = process.argv.includes("--short");
+const acl = process.argv.includes("--acl");
 if (shots) mkdirSync(shots, { recursive: true });
 
 const topic = "ConsoleTopic";
@@ -95,7 +96,7 @@ const waitLeader = async (timeout) => {
 };
 
 const steps = [];
-const step = (name, f, inShort = false) => steps.push({ name, f, inShort });
+const step = (name, f, inShort = false, inAcl = false) => steps.push({ name, f, inShort, inAcl });
 const killed = new Set();
 
 step(
@@ -207,6 +208,62 @@ step("find a message by key and open it: body, properties, replicas", async () =
   await shot("message");
 });
 
+step("find messages by queue offset and by time range", async () => {
+  await go("/messages");
+  await page.click('button.tab:has-text("by queue offset")');
+  await page.fill('input[name="topic"]', topic);
+  await page.fill('input[name="brokerName"]', "broker-a");
+  await page.fill('input[name="queueId"]', "2");
+  await page.fill('input[name="offset"]', "3");
+  await page.click('button[type="submit"]');
+  const rows = page.locator("table.found tbody tr");
+  await rows.first().waitFor({ timeout: 10000 });
+  check((await rows.count()) === 1, `queue offset search found ${await rows.count()} messages`);
+  check((await rows.first().innerText()).includes("broker-a/2/3"), `row: ${await rows.first().innerText()}`);
+  await page.click('button.tab:has-text("by time range")');
+  await page.fill('input[name="topic"]', topic);
+  await page.click('button[type="submit"]');
+  await rows.first().waitFor({ timeout: 10000 });
+  const n = await rows.count();
+  check(n >= 1 && n <= sent, `time range search found ${n} messages`);
+});
+
+step("update a topic (only the changed field is sent) and delete it after its preview", async () => {
+  const scratch = "ConsoleScratch";
+  const made = await api("/topics", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ name: scratch, readQueues: 4, writeQueues: 4, confirm: true }),
+  });
+  check(
+    made.status === 200,
+    `creating ${scratch} through the API answered ${made.status}: ${JSON.stringify(made.body)}`,
+  );
+  await go(`/topics/${scratch}`);
+  await page.locator('input[name="write"]').waitFor();
+  await page.fill('input[name="write"]', "2");
+  const sentBody = new Promise((resolve) =>
+    page.on("request", (r) => r.method() === "PATCH" && resolve(r.postDataJSON())),
+  );
+  await page.click('form.inline button[type="submit"]');
+  const said = await confirm();
+  check(/writeQueues: 4 → 2/.test(said), `update dialog: ${said}`);
+  const body = await sentBody;
+  check(
+    JSON.stringify(body) === JSON.stringify({ writeQueues: 2, confirm: true }),
+    `PATCH body ${JSON.stringify(body)}`,
+  );
+  const after = await api(`/topics/${scratch}`);
+  const c = after.body.configs[0];
+  check(c.writeQueues === 2 && c.readQueues === 4, `after the update: ${JSON.stringify(c)}`);
+  await page.click("form.inline button.danger");
+  const del = await confirm();
+  check(del.includes(scratch), `delete dialog does not carry the preview: ${del}`);
+  await page.waitForURL(base + "/topics", { timeout: 10000 });
+  const gone = await api(`/topics/${scratch}`);
+  check(gone.status === 404, `after the delete GET /topics/${scratch} answered ${gone.status}`);
+});
+
 step("consumer group: lag per queue, reset by time with a preview", async () => {
   await run(
     bin,
@@ -256,6 +313,14 @@ step("transfer leadership from the page", async () => {
   }
 });
 
+step("snapshot every node from the raft page", async () => {
+  await go("/raft");
+  await page.locator('[data-op="snapshot"]').click();
+  const said = await confirm();
+  check(said.length > 20, `snapshot dialog: ${said}`);
+  await page.locator(".ok").waitFor({ timeout: 20000 });
+});
+
 step("charts page draws throughput, lag, fsync and consumer lag", async () => {
   await go("/charts");
   await page.locator(".chart").first().waitFor();
@@ -298,10 +363,91 @@ step(
   true,
 );
 
+const account = (k) => {
+  const [ak, sk] = env(k).split(":");
+  return { ak, sk };
+};
+const login = async (ak, sk) => {
+  await page.goto(base + "/cluster");
+  await page.locator("main.login").waitFor({ timeout: 10000 });
+  await page.fill('input[name="accessKey"]', ak);
+  await page.fill('input[name="secretKey"]', sk);
+  await page.click('main.login button[type="submit"]');
+};
+const navLabels = async () => (await page.locator("header nav a").allInnerTexts()).map((s) => s.trim());
+
+step(
+  "ACL: the API wants a session; the page asks for a log-in and refuses a wrong secret",
+  async () => {
+    const anon = await api("/cluster");
+    check(anon.status === 401, `GET /cluster without a session answered ${anon.status}, want 401`);
+    const { ak } = account("ACL_ADMIN");
+    await login(ak, "not-the-secret");
+    const p = page.locator("main.login .problem");
+    await p.waitFor({ timeout: 10000 });
+    const said = (await p.innerText()).trim();
+    check(said.length > 10, `wrong secret: the message is "${said}"`);
+    check((await page.locator("header nav").count()) === 0, "a wrong secret got past the log-in");
+    await shot("login");
+  },
+  true,
+  true,
+);
+
+step(
+  "ACL: a non-admin account sees no operations, and the server refuses them too",
+  async () => {
+    const { ak, sk } = account("ACL_READER");
+    await login(ak, sk);
+    await page.locator("header nav").waitFor({ timeout: 10000 });
+    const { leader } = await waitLeader(30000);
+    check(leader in pids, `leader on the page: "${leader}"`);
+    const labels = await navLabels();
+    check(!labels.includes("Raft operations"), `a non-admin sees the raft page in the menu: ${labels}`);
+    check((await page.locator(".who").innerText()).includes("read-only"), "the header does not say read-only");
+    await go("/topics");
+    check((await page.locator('input[name="topic-name"]').count()) === 0, "a non-admin sees the create-topic form");
+    await shot("read-only");
+    await go("/raft");
+    check(/may not run raft operations/.test(await page.locator(".problem").innerText()), "raft page for a non-admin");
+    const refused = await page.evaluate(async () => {
+      const r = await fetch("/api/v1/topics", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ name: "ReaderTopic", confirm: true }),
+      });
+      return r.status;
+    });
+    check(refused === 403, `a non-admin's POST /topics answered ${refused}, want 403`);
+    await page.click('header .who button:has-text("Log out")');
+    await page.locator("main.login").waitFor({ timeout: 10000 });
+  },
+  true,
+  true,
+);
+
+step(
+  "ACL: an admin account gets the operations and creates a topic",
+  async () => {
+    const { ak, sk } = account("ACL_ADMIN");
+    await login(ak, sk);
+    await page.locator("header nav").waitFor({ timeout: 10000 });
+    check((await navLabels()).includes("Raft operations"), "an admin does not see the raft page");
+    await go("/topics");
+    await page.fill('input[name="topic-name"]', "AclTopic");
+    await page.click('form.inline button[type="submit"]');
+    await confirm();
+    await page.locator('tr[data-topic="AclTopic"]').waitFor({ timeout: 10000 });
+  },
+  false,
+  true,
+);
+
 let passed = 0;
 let failed = 0;
 for (const s of steps) {
   if (short && !s.inShort) continue;
+  if (acl !== s.inAcl) continue;
   const t0 = Date.now();
   try {
     await s.f();
