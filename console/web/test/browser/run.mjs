@@ -325,7 +325,7 @@ step("charts page draws throughput, lag, fsync and consumer lag", async () => {
   await go("/charts");
   await page.locator(".chart").first().waitFor();
   const n = await page.locator(".chart").count();
-  check(n === 5, `${n} charts`);
+  check(n >= 5, `${n} charts, want the 5 named ones at least`);
   await page.waitForTimeout(2500);
   const canvases = await page.locator(".chart canvas").count();
   check(canvases >= 1, "no chart drew a canvas");

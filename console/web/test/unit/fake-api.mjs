@@ -233,6 +233,7 @@ const routes = {
         ],
       },
       { name: "consumerLag", labels: { group: "demo" }, points: [[now - 1000, 5]] },
+      { name: "someNewSeries", labels: { node: "n0" }, points: [[now - 1000, 1]] },
     ],
   }),
 };

@@ -98,6 +98,8 @@ test("raft remove: the dialog carries the server's summary", { skip }, async () 
 test("charts render and no page threw", { skip }, async () => {
   await open("/charts");
   await page.locator(".chart canvas").first().waitFor();
-  assert.equal(await page.locator(".chart").count(), 5);
+  // Five named charts, and one for the series no chart lists.
+  assert.equal(await page.locator(".chart").count(), 6);
+  assert.equal(await page.locator('.chart[data-chart="someNewSeries"] canvas').count(), 1);
   assert.deepEqual(errors, []);
 });
