@@ -49,6 +49,14 @@ export function ClusterPage() {
             </span>
           </h3>
           {!g.leader ? <Note>This group has no leader now: sends to it fail until one is elected.</Note> : null}
+          {g.quorum > 0 && g.healthy < g.quorum ? (
+            <Note>
+              {g.healthy} of {g.voters} voters answer, fewer than the quorum of {g.quorum}: the group cannot commit
+              until {g.quorum - g.healthy} more {g.quorum - g.healthy === 1 ? "is" : "are"} back.
+            </Note>
+          ) : g.quorum > 0 && g.healthy === g.quorum && g.voters > g.quorum ? (
+            <Note>Only a quorum of voters answers: one more failure stops the group.</Note>
+          ) : null}
           <table class="nodes">
             <thead>
               <tr>

@@ -2,7 +2,7 @@
 // Every operation first asks the server for a preview and shows its summary (what the group
 // will look like afterwards) in the confirmation dialog; nothing runs without it.
 import { useState } from "preact/hooks";
-import { api, type Operation, type RaftOp } from "../api";
+import { api, type Node, type Operation, type RaftOp } from "../api";
 import { quorumSentence } from "../format";
 import { Confirm, Field, Note, Problem, useLoad, type ConfirmRequest } from "../ui";
 
@@ -31,13 +31,18 @@ export function RaftPage({ can }: { can: (op: Operation) => boolean }) {
       {cluster.busy && !cluster.data ? <p>Loading…</p> : null}
       {cluster.data && groups.length === 0 ? <Note>The nameserver knows no broker group yet.</Note> : null}
       {groups.map((g) => (
-        <RaftGroup brokerName={g.brokerName} can={can} />
+        <RaftGroup brokerName={g.brokerName} nodes={g.nodes} can={can} />
       ))}
     </section>
   );
 }
 
-function RaftGroup({ brokerName, can }: { brokerName: string; can: (op: Operation) => boolean }) {
+function RaftGroup({ brokerName, nodes, can }: { brokerName: string; nodes: Node[]; can: (op: Operation) => boolean }) {
+  // The raft configuration names members; the cluster view says which of them answer now.
+  const state = (id: string) => {
+    const n = nodes.find((x) => x.node === id);
+    return n ? (n.up ? n.role : "DOWN") : "not seen";
+  };
   const peers = useLoad(() => api.raft(brokerName), [brokerName]);
   const [confirm, setConfirm] = useState<ConfirmRequest | null>(null);
   const [problem, setProblem] = useState<unknown>(undefined);
@@ -96,6 +101,7 @@ function RaftGroup({ brokerName, can }: { brokerName: string; can: (op: Operatio
             <th>raft address</th>
             <th>suffrage</th>
             <th>leader</th>
+            <th>state</th>
             <th></th>
           </tr>
         </thead>
@@ -106,6 +112,7 @@ function RaftGroup({ brokerName, can }: { brokerName: string; can: (op: Operatio
               <td>{s.address}</td>
               <td>{s.suffrage}</td>
               <td>{s.leader ? "leader" : ""}</td>
+              <td class={state(s.id) === "DOWN" ? "warn" : ""}>{state(s.id)}</td>
               <td class="actions">
                 {!s.leader && s.suffrage === "Voter" && can("raft.transfer") ? (
                   <button type="button" data-op="transfer-leader" onClick={() => ask("transfer-leader", s.id)}>

@@ -363,6 +363,35 @@ step(
   true,
 );
 
+step("after the kill: remove the dead node (preview says what is left), add it back as a non-voter", async () => {
+  const dead = [...killed][0];
+  check(dead, "no node was killed before this step");
+  await go("/raft");
+  const row = page.locator(`[data-group="broker-a"] tr[data-server="${dead}"]`);
+  await row.waitFor({ timeout: 10000 });
+  const addr = (await row.locator("td:nth-child(2)").innerText()).trim();
+  await row.locator('[data-op="remove"]').click();
+  const said = await confirm();
+  check(/2 voters/.test(said) && /one more failure loses the quorum/.test(said), `remove dialog: ${said}`);
+  await page.locator('[data-group="broker-a"] .ok').waitFor({ timeout: 20000 });
+  const after = await api("/raft/broker-a");
+  check(!after.body.servers.some((s) => s.id === dead), `${dead} is still a member: ${JSON.stringify(after.body)}`);
+  await page.fill('[data-group="broker-a"] input[name="new-id"]', dead);
+  await page.fill('[data-group="broker-a"] input[name="new-addr"]', addr);
+  await page.click('[data-group="broker-a"] button:has-text("Add non-voter…")');
+  await confirm();
+  const deadline = Date.now() + 15000;
+  for (;;) {
+    const r = await api("/raft/broker-a");
+    const s = r.body.servers.find((x) => x.id === dead);
+    if (s && s.suffrage === "Nonvoter") break;
+    if (Date.now() > deadline) throw new Error(`${dead} is not a non-voter: ${JSON.stringify(r.body)}`);
+    await new Promise((res) => setTimeout(res, 300));
+  }
+  await go("/raft");
+  await shot("raft-after-remove");
+});
+
 const account = (k) => {
   const [ak, sk] = env(k).split(":");
   return { ak, sk };
