@@ -26,7 +26,7 @@ type leadershipAnswer struct {
 // causes must say what happened, as each node saw it.
 func TestLeadershipHistoryOverTheWire(t *testing.T) {
 	group := testcluster.New(t, 3, testcluster.Options{FastTimings: true})
-	first := group.WaitLeader(10 * time.Second)
+	group.WaitLeader(10 * time.Second)
 	ns := startNameserver(t, nameserver.Config{})
 	addrs := map[raft.ServerID]string{}
 	var peers []Peer
@@ -85,7 +85,7 @@ func TestLeadershipHistoryOverTheWire(t *testing.T) {
 			t.Fatalf("%s: first events %+v, want a restart with a leader", m.ID, h.Events)
 		}
 	}
-	first = group.WaitLeader(10 * time.Second)
+	first := group.WaitLeader(10 * time.Second)
 
 	var target raft.ServerID
 	for _, m := range group.Members() {

@@ -38,8 +38,11 @@ type nodeDoc struct {
 	DiskFreeBytes      *uint64  `json:"diskFreeBytes"`
 	MsgPutTotal        int64    `json:"msgPutTotal"`
 	MsgGetTotal        int64    `json:"msgGetTotal"`
-	// putLatencyP99 is kept for the series, not shown in the document.
-	putLatencyP99 *float64
+	// putLatencyP99 and the raft log's write counters are kept for the
+	// series, not shown in the document.
+	putLatencyP99            *float64
+	logWrites, logWriteNanos float64
+	hasLogWrites             bool
 }
 
 // groupDoc is one broker group.
@@ -171,6 +174,11 @@ func nodeOf(r admin.NodeStatus) nodeDoc {
 	}
 	if f, err := strconv.ParseFloat(t["putLatency99"], 64); err == nil {
 		n.putLatencyP99 = &f
+	}
+	w, werr := strconv.ParseFloat(t["raftLogWrites"], 64)
+	ns, nerr := strconv.ParseFloat(t["raftLogWriteNanos"], 64)
+	if werr == nil && nerr == nil {
+		n.logWrites, n.logWriteNanos, n.hasLogWrites = w, ns, true
 	}
 	if r.Role != "LEADER" {
 		n.LastContactMs = lastContactMs(r.LastContact)

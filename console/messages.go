@@ -112,9 +112,20 @@ func (s *Server) findByID(ctx context.Context, id, topic string) ([]admin.Messag
 	nodes := s.knownNodes(ctx)
 	if addr, off, err := admin.ParseOffsetMsgID(id); err == nil {
 		if group, ok := nodes[addr]; ok {
-			if m, err := s.adm.MessageAt(ctx, addr, off); err == nil {
-				m.Group = group
-				return []admin.MessageView{m}, nil
+			// The node the id names first; its group's replicas hold the same
+			// bytes at the same offset, so they answer when it is down.
+			tries := []string{addr}
+			for a, g := range nodes {
+				if g == group && a != addr {
+					tries = append(tries, a)
+				}
+			}
+			slices.Sort(tries[1:])
+			for _, a := range tries {
+				if m, err := s.adm.MessageAt(ctx, a, off); err == nil && strings.EqualFold(m.OffsetMsgID, id) {
+					m.Group = group
+					return []admin.MessageView{m}, nil
+				}
 			}
 		}
 	}

@@ -19,8 +19,10 @@ type sampler struct {
 	series   *seriesStore
 
 	mu sync.Mutex
-	// nodeCounts are each node's put and get counters at the last sample.
+	// nodeCounts are each node's put and get counters at the last sample,
+	// logWrites its raft log's write count and total write time.
 	nodeCounts map[string][2]counter
+	logWrites  map[string][2]float64
 	// topicIn/topicOut: the sum of a topic's max offsets and of its consumers'
 	// offsets at the last sample; groupOff the sum of a group's offsets.
 	topicIn, topicOut, groupOff map[string]counter
@@ -31,7 +33,7 @@ type sampler struct {
 
 func newSampler(s *Server, cfg Config) *sampler {
 	return &sampler{s: s, cfg: cfg, series: newSeriesStore(cfg.Window),
-		nodeCounts: map[string][2]counter{}, topicIn: map[string]counter{}, topicOut: map[string]counter{},
+		nodeCounts: map[string][2]counter{}, logWrites: map[string][2]float64{}, topicIn: map[string]counter{}, topicOut: map[string]counter{},
 		groupOff: map[string]counter{}, inRate: map[string]float64{}, outRate: map[string]float64{},
 		consumeRate: map[string]float64{}, lag: map[string]int64{}}
 }
@@ -93,6 +95,12 @@ func (sp *sampler) recordCluster(doc clusterDoc) {
 			if n.putLatencyP99 != nil {
 				sp.series.add("putLatencyP99Ms", labels, t, *n.putLatencyP99)
 			}
+			if n.hasLogWrites {
+				if ms, ok := fsyncMean(sp.logWrites[n.Addr], [2]float64{n.logWrites, n.logWriteNanos}); ok {
+					sp.series.add("fsyncLatencyMs", labels, t, ms)
+				}
+				sp.logWrites[n.Addr] = [2]float64{n.logWrites, n.logWriteNanos}
+			}
 			cur := [2]counter{{t, float64(n.MsgPutTotal)}, {t, float64(n.MsgGetTotal)}}
 			prev, ok := sp.nodeCounts[n.Addr]
 			sp.nodeCounts[n.Addr] = cur
@@ -109,6 +117,17 @@ func (sp *sampler) recordCluster(doc clusterDoc) {
 			sp.series.add("messagesOutPerSec", labels, t, out)
 		}
 	}
+}
+
+// fsyncMean is the mean raft-log write (and fsync) time in ms between two
+// samples of {writes, total ns}; false when nothing was written in between
+// (or the node restarted and its counters began again).
+func fsyncMean(prev, cur [2]float64) (float64, bool) {
+	dw, dn := cur[0]-prev[0], cur[1]-prev[1]
+	if prev[0] == 0 || dw <= 0 || dn < 0 {
+		return 0, false
+	}
+	return dn / dw / 1e6, true
 }
 
 // sampleTopics reads every user topic's max offsets and every user group's

@@ -269,8 +269,16 @@ func (s *Server) createTopic(r *http.Request, u user) (any, error) {
 	if err := confirmed(b.Confirm); err != nil {
 		return nil, err
 	}
-	if _, err := s.adm.TopicRoute(r.Context(), b.Name); err == nil {
-		return nil, badRequest("name", "topic %q exists already: change it with PATCH /api/v1/topics/%s", b.Name, b.Name)
+	if gs, err := s.adm.Groups(r.Context()); err == nil {
+		// Ask the brokers, not the route: a topic created a moment ago is
+		// registered with the nameserver only on the next heartbeat.
+		for _, g := range gs {
+			if (b.BrokerName == "" || g.Name == b.BrokerName) && (b.Cluster == "" || g.Cluster == b.Cluster) {
+				if _, err := s.adm.TopicConfig(r.Context(), g.Target(), b.Name); err == nil {
+					return nil, badRequest("name", "topic %q exists already on %s: change it with PATCH /api/v1/topics/%s", b.Name, g.Name, b.Name)
+				}
+			}
+		}
 	}
 	rs, err := s.as(u).TopicCreate(r.Context(), admin.TopicSpec{Name: b.Name, ReadQueueNums: rq, WriteQueueNums: wq,
 		Perm: perm, Order: b.Order, Cluster: b.Cluster, BrokerName: b.BrokerName})

@@ -77,6 +77,8 @@ type Stores struct {
 	Stable raft.StableStore
 	// Kind is the backend behind Log.
 	Kind LogStoreKind
+	// timed counts the backend's writes (WriteStats).
+	timed *timedLogStore
 	// Dir is the directory the stores live in.
 	Dir string
 
@@ -121,7 +123,8 @@ func openStoresOn(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.Log
 		return fail(err)
 	}
 	s.closers = append(s.closers, closer)
-	cache, err := raft.NewLogCache(logCacheEntries, backend)
+	s.timed = &timedLogStore{LogStore: backend}
+	cache, err := raft.NewLogCache(logCacheEntries, s.timed)
 	if err != nil {
 		return fail(fmt.Errorf("log cache: %w", err))
 	}

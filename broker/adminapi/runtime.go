@@ -99,6 +99,9 @@ func (a *API) runtimeInfo() map[string]string {
 	t["lastContact"] = rs["last_contact"]
 	t["numPeers"] = rs["num_peers"]
 	t["lastSnapshotIndex"] = rs["last_snapshot_index"]
+	// Counters, not a mean: a reader takes two samples and divides.
+	t["raftLogWrites"] = rs["log_store_writes"]
+	t["raftLogWriteNanos"] = rs["log_store_write_ns"]
 	// raft's applied index counts no-op and configuration entries, which never
 	// reach the FSM; lag is measured with it so an idle group shows none.
 	t["raftAppliedIndex"] = rs["applied_index"]

@@ -266,6 +266,9 @@ func (n *Node) Apply(ctx context.Context, cmd fsm.Command) (any, error) {
 // ProposerStats reports group-commit counters.
 func (n *Node) ProposerStats() ProposerStats { return n.prop.Stats() }
 
+// LogWriteStats are the raft log's writes (each fsynced) since the node opened.
+func (n *Node) LogWriteStats() raftlog.WriteStats { return n.stores.WriteStats() }
+
 // Store is the node's message store (reads: GetMessages, ReadMessageAt, …).
 // Writes go through Propose only.
 func (n *Node) Store() *store.Store { return n.store }

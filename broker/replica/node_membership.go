@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/hashicorp/raft"
 
@@ -59,7 +60,13 @@ func mapMembershipError(err error) error {
 	return mapNodeError(err)
 }
 
-func (r *nodeReplica) RaftStats() map[string]string { return r.n.Raft().Stats() }
+func (r *nodeReplica) RaftStats() map[string]string {
+	st := r.n.Raft().Stats()
+	ws := r.n.LogWriteStats()
+	st["log_store_writes"] = strconv.FormatUint(ws.Writes, 10)
+	st["log_store_write_ns"] = strconv.FormatInt(int64(ws.Total), 10)
+	return st
+}
 
 func (r *nodeReplica) Member(id string) (fsm.MemberInfo, bool) { return r.meta.Member(id) }
 

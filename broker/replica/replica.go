@@ -94,7 +94,9 @@ type Membership interface {
 	// Snapshot snapshots this node (not the group) and compacts its log;
 	// ErrNothingToSnapshot when nothing was applied since the last one.
 	Snapshot() error
-	// RaftStats is hashicorp/raft's Stats() map (last_contact, num_peers, …).
+	// RaftStats is hashicorp/raft's Stats() map (last_contact, num_peers, …)
+	// plus log_store_writes and log_store_write_ns: the raft log's fsynced
+	// writes since the node opened and their total time.
 	RaftStats() map[string]string
 }
 

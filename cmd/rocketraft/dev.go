@@ -32,6 +32,8 @@ type devCluster struct {
 	acl         bool
 	aclFile     string
 	aclAccounts []devAccount
+	// console is where the web console listens ("" = no console).
+	console string
 	// namesrvAdmin is the nameserver's adminListen: namesrvPort+2 if free
 	// (writeConfigs sets it), else "".
 	namesrvAdmin string
@@ -55,6 +57,7 @@ func newDevCommand() *cobra.Command {
 	f.IntVar(&d.raftPort, "raft-port", 40911, "raft port of the first node, same spacing")
 	f.Int64Var(&d.segmentSize, "segment-size", 64<<20, "CommitLog segment size in bytes")
 	f.BoolVar(&d.tls, "tls", false, "make a throw-away CA and certificate under <data-dir>/tls and run every client port with tlsMode=enforcing")
+	f.StringVar(&d.console, "console", DefaultConsoleListen, "HTTP address of the web console it starts too (\"\" = none)")
 	f.BoolVar(&d.acl, "acl", false, "turn access control on: write plain_acl.yml with an admin and a client account and print them")
 	return cmd
 }
@@ -181,6 +184,9 @@ func (d *devCluster) run() error {
 		}
 		c := exec.Command(self, args...)
 		c.Stdout, c.Stderr = logf, logf
+		if name == "console" {
+			c.Env = d.consoleEnv()
+		}
 		if err := c.Start(); err != nil {
 			return fmt.Errorf("dev: start %s: %w", name, err)
 		}
@@ -217,6 +223,18 @@ func (d *devCluster) run() error {
 		}
 	}
 	ns := fmt.Sprintf("127.0.0.1:%d", d.namesrvPort)
+	var consoleProc *exec.Cmd
+	if d.console != "" && !listenable(d.console) {
+		fmt.Printf("console: %s is in use; not started (choose another with --console)\n", d.console)
+		d.console = ""
+	}
+	if d.console != "" {
+		if err := start("console", d.consoleArgs(ns)...); err != nil {
+			stopAll()
+			return err
+		}
+		consoleProc = procs[len(procs)-1]
+	}
 	fmt.Printf("rocketraft dev cluster running (Ctrl-C stops it)\n")
 	if a := d.namesrvAdmin; a != "" {
 		fmt.Printf("  nameserver   %s  metrics http://%s/metrics\n", ns, a)
@@ -228,6 +246,9 @@ func (d *devCluster) run() error {
 			fmt.Printf("  %s n%d    client 127.0.0.1:%d  vip 127.0.0.1:%d  raft 127.0.0.1:%d  metrics http://127.0.0.1:%d/metrics\n", d.groupName(g), i,
 				d.brokerPort+100*g+10*i, d.brokerPort+100*g+10*i-2, d.raftPort+100*g+10*i, d.brokerPort+100*g+10*i+2)
 		}
+	}
+	if d.console != "" {
+		fmt.Printf("  console      http://%s\n", d.console)
 	}
 	fmt.Printf("  data, configs and logs under %s\n\n", d.dataDir)
 	if d.tls {
@@ -248,14 +269,56 @@ func (d *devCluster) run() error {
 	for _, p := range procs {
 		go func(p *exec.Cmd) { _ = p.Wait(); exited <- p }(p)
 	}
-	select {
-	case <-sig:
-		fmt.Println("\nstopping…")
-	case p := <-exited:
-		fmt.Printf("\n%s exited unexpectedly (see %s); stopping the cluster\n", strings.Join(p.Args[1:], " "), logDir)
+wait:
+	for {
+		select {
+		case <-sig:
+			fmt.Println("\nstopping…")
+			break wait
+		case p := <-exited:
+			if p == consoleProc {
+				// The cluster does not need the console; say so and keep running.
+				fmt.Printf("\nthe console exited (see %s); the cluster keeps running\n", filepath.Join(logDir, "console.log"))
+				continue
+			}
+			fmt.Printf("\n%s exited unexpectedly (see %s); stopping the cluster\n", strings.Join(p.Args[1:], " "), logDir)
+			break wait
+		}
 	}
 	stopAll()
 	return nil
+}
+
+// consoleArgs runs the console against the dev cluster with its TLS and, with
+// --acl, its admin account (through the environment: not in the process list).
+func (d *devCluster) consoleArgs(ns string) []string {
+	args := []string{"console", "--namesrv", ns, "--listen", d.console}
+	if d.tls {
+		args = append(args, "--tls", "--tls-ca", d.certs.CACert)
+	}
+	return args
+}
+
+// consoleEnv is the environment of the console process: with --acl, the admin
+// account the console reads the cluster with.
+func (d *devCluster) consoleEnv() []string {
+	env := os.Environ()
+	for _, a := range d.aclAccounts {
+		if a.role == "admin" {
+			env = append(env, envAccessKey+"="+a.accessKey, envSecretKey+"="+a.secretKey)
+		}
+	}
+	return env
+}
+
+// listenable reports whether addr can be bound now.
+func listenable(addr string) bool {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return false
+	}
+	_ = l.Close()
+	return true
 }
 
 // freeLoopback is 127.0.0.1:port while that port is free, else "": dev gives

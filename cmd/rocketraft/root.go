@@ -9,6 +9,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newNamesrvCommand(), newBrokerCommand(), newDevCommand(), newBenchCommand(), newAdminCommand())
+	root.AddCommand(newNamesrvCommand(), newBrokerCommand(), newDevCommand(), newBenchCommand(), newAdminCommand(), newConsoleCommand())
 	return root
 }

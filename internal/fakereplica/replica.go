@@ -22,20 +22,20 @@ type offsetKey struct {
 // Replica is the fake. Fields set before use: Clock (default time.Now),
 // PeerList, SnapshotErr, Stats.
 type Replica struct {
-	mu        sync.Mutex
-	st        *store.Store
-	status    replica.Status
-	topics    map[string]fsm.TopicConfig
-	groups    map[string]fsm.SubscriptionGroupConfig
-	offsets   map[offsetKey]store.QueueOffset
-	version   int64
-	changes   chan replica.Status
-	puts      int
-	transfers []string
+	mu         sync.Mutex
+	st         *store.Store
+	status     replica.Status
+	topics     map[string]fsm.TopicConfig
+	groups     map[string]fsm.SubscriptionGroupConfig
+	offsets    map[offsetKey]store.QueueOffset
+	version    int64
+	changes    chan replica.Status
+	puts       int
+	transfers  []string
 	leadership []replica.LeadershipChange
-	schedule  map[int32]store.QueueOffset
-	tx        txState
-	calls     []string
+	schedule   map[int32]store.QueueOffset
+	tx         txState
+	calls      []string
 	// acl and aclMirrors: acl.go.
 	acl        aclState
 	aclMirrors []*Replica
