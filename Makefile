@@ -106,7 +106,9 @@ clean:
 # brokers and `rocketraft console`, screenshots into docs/console; console-test-short: the CI subset.
 CONSOLE_WEB := console/web
 .PHONY: console-deps console-build console-check console-test console-test-short
-console-deps:
+# npm ci wipes node_modules; run it only when the lockfile is newer than the last install.
+console-deps: $(CONSOLE_WEB)/node_modules/.package-lock.json
+$(CONSOLE_WEB)/node_modules/.package-lock.json: $(CONSOLE_WEB)/package-lock.json
 	cd $(CONSOLE_WEB) && npm ci --no-audit --no-fund --loglevel=error
 
 console-build: console-deps
