@@ -115,7 +115,7 @@ console-build: console-deps
 	cd $(CONSOLE_WEB) && npx tsc --noEmit -p . && node build.mjs
 
 console-check: console-deps
-	cd $(CONSOLE_WEB) && node build.mjs --check && npx tsc --noEmit -p . && node --test test/unit/
+	cd $(CONSOLE_WEB) && node build.mjs --check && npx tsc --noEmit -p . && npx prettier --check src test build.mjs && node --test test/unit/
 	$(GO) test -count=1 -run 'TestDist' ./console/
 
 console-test: build console-deps

@@ -63,6 +63,12 @@ export function Confirm({ req, close }: { req: ConfirmRequest | null; close: () 
     setBusy(false);
     setError(undefined);
   }, [req]);
+  useEffect(() => {
+    // Escape cancels, as the Cancel button does; it never confirms.
+    const onKey = (e: KeyboardEvent) => e.key === "Escape" && !busy && close();
+    addEventListener("keydown", onKey);
+    return () => removeEventListener("keydown", onKey);
+  }, [busy, close]);
   if (!req) return null;
   const go = () => {
     setBusy(true);

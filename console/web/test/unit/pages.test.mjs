@@ -103,3 +103,11 @@ test("charts render and no page threw", { skip }, async () => {
   assert.equal(await page.locator('.chart[data-chart="someNewSeries"] canvas').count(), 1);
   assert.deepEqual(errors, []);
 });
+
+test("every change the pages sent carried confirm: true (previews and log-in excepted)", { skip }, async () => {
+  const changes = fake.calls.filter(
+    (c) => c.method !== "GET" && !c.path.endsWith("preview") && !["/api/v1/login", "/api/v1/logout"].includes(c.path),
+  );
+  assert.ok(changes.length >= 1, "the tests above sent no change at all");
+  for (const c of changes) assert.equal(c.body?.confirm, true, `${c.method} ${c.path} without confirm`);
+});
