@@ -1,6 +1,6 @@
 // The console's shell: session (log-in when ACL is on), navigation and a path router. The
 // server answers index.html for every non-API path, so /topics/Orders can be bookmarked.
-import { render } from "preact";
+import { Component, render, type ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, setUnauthenticatedHandler, type Operation, type Session } from "./api";
 import { ChartsPage } from "./pages/charts";
@@ -34,6 +34,29 @@ function usePath(): [URL, (p: string) => void] {
     setUrl(new URL(location.href));
   };
   return [url, go];
+}
+
+/**
+ * Guard keeps a page's rendering bug from blanking the console: it shows the error in words and
+ * the navigation stays usable. It resets when the path changes (main is keyed by the path).
+ */
+class Guard extends Component<{ children: ComponentChildren }, { error?: unknown }> {
+  state: { error?: unknown } = {};
+  componentDidCatch(error: unknown) {
+    this.setState({ error });
+  }
+  render() {
+    if (this.state.error)
+      return (
+        <section>
+          <Problem
+            error={this.state.error}
+            title="This page failed to render (a console bug; other pages still work)"
+          />
+        </section>
+      );
+    return this.props.children;
+  }
 }
 
 function App() {
@@ -138,7 +161,9 @@ function App() {
           {session.version ? <small> v{session.version}</small> : null}
         </span>
       </header>
-      <main key={url.pathname}>{page}</main>
+      <main key={url.pathname}>
+        <Guard>{page}</Guard>
+      </main>
     </div>
   );
 }

@@ -146,6 +146,8 @@ const routes = {
     queues: [{ brokerName: "broker-a", queueId: 0, minOffset: 0, maxOffset: 250, lastUpdated: now }],
     groups: ["demo"],
   }),
+  // A document missing its lists: the page must say it failed, not go blank.
+  "GET /api/v1/topics/Broken": () => ({ name: "Broken" }),
   "GET /api/v1/groups": () => ({
     groups: [
       {
