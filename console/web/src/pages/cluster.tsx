@@ -2,7 +2,15 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, subscribe, type ClusterView, type LeadershipEvent } from "../api";
 import { bytes, millis, num, time } from "../format";
+import { fold } from "../timeline";
 import { Note, Problem } from "../ui";
+
+const sameObservation = (a: LeadershipEvent, b: LeadershipEvent) =>
+  a.brokerName === b.brokerName &&
+  a.node === b.node &&
+  a.term === b.term &&
+  a.leader === b.leader &&
+  a.cause === b.cause;
 
 export function ClusterPage() {
   const [view, setView] = useState<ClusterView | undefined>(undefined);
@@ -10,6 +18,7 @@ export function ClusterPage() {
   const [live, setLive] = useState<{ live: boolean; why?: string }>({ live: false });
   const [events, setEvents] = useState<LeadershipEvent[]>([]);
   const [timelineError, setTimelineError] = useState<unknown>(undefined);
+  const [raw, setRaw] = useState(false);
 
   useEffect(() => {
     api.cluster().then(setView, setError);
@@ -19,7 +28,9 @@ export function ClusterPage() {
         setView(v);
         setError(undefined);
       },
-      onLeadership: (e) => setEvents((old) => [e, ...old].slice(0, 500)),
+      // The stream may repeat what the timeline already returned; the server's own key decides.
+      onLeadership: (e) =>
+        setEvents((old) => (old.some((o) => sameObservation(o, e)) ? old : [e, ...old].slice(0, 500))),
       onClusterError: (msg) => setError(new Error(msg)),
       onState: (l, why) => setLive({ live: l, why }),
     });
@@ -114,7 +125,44 @@ export function ClusterPage() {
       <Problem error={timelineError} title="Timeline" />
       {events.length === 0 && !timelineError ? <Note>No leadership change recorded yet.</Note> : null}
       {events.length > 0 ? (
+        <label class="check">
+          <input type="checkbox" checked={raw} onChange={(e) => setRaw((e.target as HTMLInputElement).checked)} /> every
+          node's own observation ({events.length})
+        </label>
+      ) : null}
+      {events.length > 0 && !raw ? (
         <table class="timeline">
+          <thead>
+            <tr>
+              <th>time</th>
+              <th>group</th>
+              <th>term</th>
+              <th>leader</th>
+              <th>previous</th>
+              <th>cause</th>
+              <th>seen by</th>
+            </tr>
+          </thead>
+          <tbody>
+            {fold(events).map((c) => (
+              <tr class={c.leader ? "" : "warn"}>
+                <td>{time(c.time)}</td>
+                <td>{c.brokerName}</td>
+                <td>{num(c.term)}</td>
+                <td>{c.leader || "none"}</td>
+                <td>{c.previousLeader || "–"}</td>
+                <td title={c.detail}>
+                  {c.cause}
+                  {c.detail ? <small> — {c.detail}</small> : null}
+                </td>
+                <td>{c.observers.join(", ")}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {events.length > 0 && raw ? (
+        <table class="timeline raw">
           <thead>
             <tr>
               <th>time</th>
