@@ -56,6 +56,7 @@ func TestConsoleWithACL(t *testing.T) {
 	// A non-admin: sees the cluster, may do nothing.
 	reader := newHTTPClient(t)
 	req, _ := http.NewRequest("POST", f.base+"/api/v1/login", strings.NewReader(`{"accessKey":"readerAK","secretKey":"reader-secret-123"}`))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := reader.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -92,6 +92,12 @@ func (m *memory) remember(n seenNode, addr string) {
 	m.mu.Unlock()
 }
 
+func (m *memory) forget(addr string) {
+	m.mu.Lock()
+	delete(m.nodes, addr)
+	m.mu.Unlock()
+}
+
 func (m *memory) all() map[string]seenNode {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -229,6 +235,19 @@ func (s *Server) fillGroup(ctx context.Context, g *groupDoc) {
 		return strings.Compare(a.Node+"\x00"+a.Addr, b.Node+"\x00"+b.Addr)
 	})
 	if _, peers, err := s.adm.RaftPeers(ctx, g.BrokerName); err == nil {
+		// A remembered node that the raft configuration no longer names was
+		// removed on purpose: it leaves the page.
+		member := map[string]bool{}
+		for _, p := range peers {
+			member[p.ID] = true
+		}
+		g.Nodes = slices.DeleteFunc(g.Nodes, func(n nodeDoc) bool {
+			gone := n.BrokerID < 0 && n.Node != "" && !member[n.Node]
+			if gone {
+				s.seen.forget(n.Addr)
+			}
+			return gone
+		})
 		var v, nv int
 		for _, p := range peers {
 			if p.Suffrage == "Voter" {

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -50,6 +51,31 @@ func TestConsoleAPIAgainstProcesses(t *testing.T) {
 	f.wantError(t, f.http, "POST", "/api/v1/topics", map[string]any{"name": "Orders", "readQueues": 0, "confirm": true}, 400, codeBadRequest, "readQueues")
 	f.wantError(t, f.http, "POST", "/api/v1/topics", map[string]any{"name": "Orders", "perm": "X", "confirm": true}, 400, codeBadRequest, "perm")
 	f.wantError(t, f.http, "POST", "/api/v1/topics", map[string]any{"name": "Orders", "queues": 3, "confirm": true}, 400, codeBadRequest, "body")
+
+	// What another site's page could send: a text/plain body, a foreign Origin.
+	for _, c := range []struct{ ctype, origin, field string }{
+		{"text/plain", "", "Content-Type"},
+		{"application/x-www-form-urlencoded", "", "Content-Type"},
+		{"application/json", "http://evil.example", "Origin"},
+	} {
+		req, _ := http.NewRequest("POST", f.base+"/api/v1/topics", strings.NewReader(`{"name":"Orders","confirm":true}`))
+		req.Header.Set("Content-Type", c.ctype)
+		if c.origin != "" {
+			req.Header.Set("Origin", c.origin)
+		}
+		resp, err := f.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc errorDoc
+		err = json.NewDecoder(resp.Body).Decode(&doc)
+		resp.Body.Close()
+		want := map[string]int{"Content-Type": 400, "Origin": 403}[c.field]
+		if err != nil || resp.StatusCode != want || doc.Field != c.field {
+			t.Fatalf("cross-site shaped create (%+v) answered %d %+v %v", c, resp.StatusCode, doc, err)
+		}
+	}
+	f.wantError(t, f.http, "GET", "/api/v1/topics/Orders", nil, 404, codeNotFound, "topic")
 
 	created := f.ok(t, "POST", "/api/v1/topics", map[string]any{"name": "Orders", "readQueues": 2, "writeQueues": 2, "confirm": true})
 	if rs := created["results"].([]any); len(rs) != 1 || rs[0].(map[string]any)["ok"] != true {
@@ -210,6 +236,36 @@ func TestConsoleAPIAgainstProcesses(t *testing.T) {
 		}
 		return false
 	})
+	// Membership: remove a follower, add it back as a non-voter, promote it.
+	follower := otherThan(f, target)
+	f.wantError(t, f.http, "POST", "/api/v1/raft/broker-a/remove", map[string]any{"id": follower}, 400, codeConfirmation, "confirm")
+	f.ok(t, "POST", "/api/v1/raft/broker-a/remove", map[string]any{"id": follower, "confirm": true})
+	suffrage := func() map[string]string {
+		out := map[string]string{}
+		for _, p := range f.ok(t, "GET", "/api/v1/raft/broker-a", nil)["servers"].([]any) {
+			p := p.(map[string]any)
+			out[p["id"].(string)] = p["suffrage"].(string)
+		}
+		return out
+	}
+	if s := suffrage(); len(s) != 2 || s[follower] != "" {
+		t.Fatalf("after removing %s: %v", follower, s)
+	}
+	f.wantError(t, f.http, "POST", "/api/v1/raft/broker-a/add-nonvoter", map[string]any{"id": follower, "confirm": true}, 400, codeBadRequest, "address")
+	f.ok(t, "POST", "/api/v1/raft/broker-a/add-nonvoter", map[string]any{"id": follower, "address": f.RaftAddr[follower], "confirm": true})
+	if s := suffrage(); s[follower] != "Nonvoter" {
+		t.Fatalf("after add-nonvoter %s: %v", follower, s)
+	}
+	pv = f.ok(t, "POST", "/api/v1/raft/broker-a/preview", map[string]any{"op": "add-voter", "id": follower, "address": f.RaftAddr[follower]})
+	if pv["votersAfter"] != 3.0 || !strings.Contains(pv["summary"].(string), "promotes non-voter "+follower) {
+		t.Fatalf("promote preview: %v", pv)
+	}
+	f.ok(t, "POST", "/api/v1/raft/broker-a/add-voter", map[string]any{"id": follower, "address": f.RaftAddr[follower], "confirm": true})
+	if s := suffrage(); len(s) != 3 || s[follower] != "Voter" {
+		t.Fatalf("after add-voter %s: %v", follower, s)
+	}
+	f.waitLeader(t)
+
 	snap := f.ok(t, "POST", "/api/v1/raft/broker-a/snapshot", map[string]any{"confirm": true})
 	if len(snap["snapshots"].([]any)) != 3 {
 		t.Fatalf("snapshot: %v", snap)
@@ -245,15 +301,35 @@ func TestConsoleAPIAgainstProcesses(t *testing.T) {
 	})
 	f.wantError(t, f.http, "GET", "/api/v1/series?since=yesterday", nil, 400, codeBadRequest, "since")
 
-	// A node that is down is a DOWN row with the error; the page still works.
-	var victim string
-	for id := range f.ClientAddr {
-		if id != target {
-			victim = id
-			break
-		}
-	}
+	// Kill the leader: the stream shows a new leader and a higher term
+	// within 5 s, the old leader stays on the page as DOWN with its error,
+	// and the survivors log the election.
+	victim := target
+	_, before := nodesOf(f.ok(t, "GET", "/api/v1/cluster", nil))
+	oldTerm := before[victim]["term"].(float64)
 	f.Procs[victim].Kill()
+	killed := time.Now()
+	var newLeader string
+	f.sse(t, f.http, 5*time.Second, func(name string, data map[string]any) bool {
+		if name != "cluster" {
+			return false
+		}
+		g, _ := nodesOf(data)
+		if g == nil || g["leader"] == "" || g["leader"] == victim || g["term"].(float64) <= oldTerm {
+			return false
+		}
+		newLeader = g["leader"].(string)
+		return true
+	})
+	t.Logf("new leader %s on the stream %s after the kill", newLeader, time.Since(killed).Round(time.Millisecond))
+	eventually(t, 10*time.Second, "the election in the timeline", func() bool {
+		for _, e := range f.ok(t, "GET", "/api/v1/timeline", nil)["events"].([]any) {
+			if e := e.(map[string]any); e["leader"] == newLeader && e["cause"] == "election_timeout" && e["previousLeader"] == victim {
+				return true
+			}
+		}
+		return false
+	})
 	eventually(t, 20*time.Second, victim+" shown down", func() bool {
 		code, doc := f.do(t, f.http, "GET", "/api/v1/cluster", nil)
 		if code != 200 {
@@ -280,12 +356,20 @@ func TestConsoleAPIAgainstProcesses(t *testing.T) {
 	if stored != 2 || !downSeen {
 		t.Fatalf("replicas with %s down: %v", victim, m["replicas"])
 	}
-	rp = f.ok(t, "POST", "/api/v1/raft/broker-a/preview", map[string]any{"op": "remove", "id": otherThan(f, victim, target)})
+	rp = f.ok(t, "POST", "/api/v1/raft/broker-a/preview", map[string]any{"op": "remove", "id": otherThan(f, victim)})
 	if !strings.Contains(rp["summary"].(string), "lost its quorum") {
 		t.Fatalf("removing a live voter with one down: %v", rp)
 	}
 	f.ok(t, "GET", "/api/v1/topics", nil)
 	f.ok(t, "GET", "/api/v1/groups", nil)
+
+	// Removing the dead node from the group takes it off the page.
+	f.ok(t, "POST", "/api/v1/raft/broker-a/remove", map[string]any{"id": victim, "confirm": true})
+	eventually(t, 10*time.Second, victim+" off the page after its removal", func() bool {
+		g, nodes := nodesOf(f.ok(t, "GET", "/api/v1/cluster", nil))
+		_, present := nodes[victim]
+		return len(nodes) == 2 && !present && g["voters"] == 2.0
+	})
 }
 
 func otherThan(f *fixture, not ...string) string {

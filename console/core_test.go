@@ -2,6 +2,8 @@ package console
 
 import (
 	"errors"
+	"net"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -158,4 +160,33 @@ func TestFsyncMean(t *testing.T) {
 			t.Errorf("%s: a mean where there is none", name)
 		}
 	}
+}
+
+// TestNoNameserverAnswers: with nothing listening at the nameserver address
+// the API answers 503 with the JSON error, and the event stream opens with a
+// clusterError event instead of failing.
+func TestNoNameserverAnswers(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	adm := admin.New(admin.Config{NamesrvAddrs: []string{dead}, Timeout: time.Second})
+	defer adm.Close()
+	srv, err := New(Config{Admin: adm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	f := &fixture{base: hs.URL, http: hs.Client()}
+	f.wantError(t, f.http, "GET", "/api/v1/cluster", nil, 503, codeUnavailable, "")
+	f.wantError(t, f.http, "GET", "/api/v1/topics", nil, 503, codeUnavailable, "")
+	f.sse(t, f.http, 5*time.Second, func(name string, data map[string]any) bool {
+		if name != "clusterError" || data["code"] != codeUnavailable || !strings.Contains(data["error"].(string), dead) {
+			t.Fatalf("first event %s %v, want clusterError naming %s", name, data, dead)
+		}
+		return true
+	})
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -168,7 +170,11 @@ func (s *Server) handle(path string, methods map[string]endpoint) {
 				Error: fmt.Sprintf("%s %s: method not allowed (allowed: %s)", r.Method, r.URL.Path, strings.Join(allowed, ", "))})
 			return
 		}
-		u, err := s.user(r)
+		err := sameOrigin(r)
+		var u user
+		if err == nil {
+			u, err = s.user(r)
+		}
 		if err == nil && ep.op != "" && !u.may(ep.op) {
 			err = &apiError{http.StatusForbidden, codeForbidden, "", fmt.Sprintf(
 				"account %s may not %s: it is not an admin account", u.accessKey, ep.op)}
@@ -184,6 +190,26 @@ func (s *Server) handle(path string, methods map[string]endpoint) {
 		}
 		writeJSON(w, http.StatusOK, v)
 	})
+}
+
+// sameOrigin refuses what another site's page could make a browser send to a
+// console on localhost (which has no cookie to protect it without ACL): a
+// request whose Origin is another host, and a body that is not declared JSON
+// (a cross-site form or text/plain post needs no preflight; JSON does, and the
+// console answers none).
+func sameOrigin(r *http.Request) error {
+	if o := r.Header.Get("Origin"); o != "" && o != "null" {
+		u, err := url.Parse(o)
+		if err != nil || u.Host != r.Host {
+			return &apiError{http.StatusForbidden, codeForbidden, "Origin", fmt.Sprintf("requests from %s are refused: the console answers only its own page", o)}
+		}
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && r.ContentLength != 0 {
+		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+			return badRequest("Content-Type", "send the body as Content-Type: application/json (got %q)", r.Header.Get("Content-Type"))
+		}
+	}
+	return nil
 }
 
 // safely runs fn and turns a panic into a one-line internal error: a bug must

@@ -157,6 +157,10 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		AccessKey string `json:"accessKey"`
 		SecretKey string `json:"secretKey"`
 	}
+	if err := sameOrigin(r); err != nil {
+		writeError(w, err)
+		return
+	}
 	if err := decodeBody(r, &body); err != nil {
 		writeError(w, err)
 		return

@@ -17,6 +17,7 @@ package transport
 //	RaftRemoveServer     id                     —
 //	RaftSnapshot         —                      {"id","lastIndex"}
 //	ConsumerProgress     consumerGroup, topic?  {"group","brokerName","queues":[…]}
+//	LeadershipHistory    —                      {"brokerName","node","events":[…]}
 //
 // The state-changing ones (transfer, add, remove) are executed by the group's
 // leader; a follower forwards them. RaftSnapshot acts on the node addressed.
