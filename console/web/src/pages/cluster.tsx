@@ -145,7 +145,7 @@ export function ClusterPage() {
           </thead>
           <tbody>
             {fold(events).map((c) => (
-              <tr class={c.leader ? "" : "warn"}>
+              <tr class={c.leader ? "" : "gap"}>
                 <td>{time(c.time)}</td>
                 <td>{c.brokerName}</td>
                 <td>{num(c.term)}</td>
