@@ -29,7 +29,8 @@ export function Chart({ title, unit, series }: { title: string; unit: string; se
         })),
       ],
       axes: [{}, { label: unit, size: 60 }],
-      scales: { x: { time: true } },
+      // At least a minute wide: with one or two samples uPlot would otherwise stretch the axis to years.
+      scales: { x: { time: true, range: (_u, min, max) => (max - min < 60 ? [max - 60, max] : [min, max]) } },
       legend: { show: true },
     };
     plot.current = new uPlot(opts, align(series) as uPlot.AlignedData, box.current);
