@@ -132,3 +132,26 @@ export function Field(props: {
     </label>
   );
 }
+
+export function Select(props: {
+  label: string;
+  name: string;
+  value: string;
+  options: readonly string[];
+  onChange: (v: string) => void;
+}) {
+  return (
+    <label class="field">
+      <span>{props.label}</span>
+      <select
+        name={props.name}
+        value={props.value}
+        onChange={(e) => props.onChange((e.target as HTMLSelectElement).value)}
+      >
+        {props.options.map((o) => (
+          <option value={o}>{o}</option>
+        ))}
+      </select>
+    </label>
+  );
+}

@@ -2,7 +2,7 @@
 import { useState } from "preact/hooks";
 import { api, type Operation, type Perm, type TopicDetail } from "../api";
 import { changed, intProblem, num, rate, time, topicProblem } from "../format";
-import { Confirm, Field, Note, Problem, useLoad, type ConfirmRequest } from "../ui";
+import { Confirm, Field, Note, Problem, Select, useLoad, type ConfirmRequest } from "../ui";
 
 interface Form {
   readQueues: string;
@@ -89,7 +89,13 @@ export function TopicsPage({ can, go }: { can: (op: Operation) => boolean; go: (
             value={form.readQueues}
             onInput={(v) => setForm({ ...form, readQueues: v })}
           />
-          <Field label="perm" name="perm" value={form.perm} onInput={(v) => setForm({ ...form, perm: v })} />
+          <Select
+            label="perm"
+            name="perm"
+            value={form.perm}
+            options={perms}
+            onChange={(v) => setForm({ ...form, perm: v })}
+          />
           <button type="submit" class="primary">
             Create…
           </button>
@@ -278,7 +284,13 @@ function TopicBody({
             value={form.readQueues}
             onInput={(v) => setForm({ ...form, readQueues: v })}
           />
-          <Field label="perm" name="perm" value={form.perm} onInput={(v) => setForm({ ...form, perm: v })} />
+          <Select
+            label="perm"
+            name="perm"
+            value={form.perm}
+            options={perms}
+            onChange={(v) => setForm({ ...form, perm: v })}
+          />
           {can("topic.update") ? (
             <button type="submit" class="primary">
               Update…
