@@ -114,6 +114,7 @@ func runBrowser(t *testing.T, brokerExtra, consoleArgs, env []string) {
 		"ROCKETRAFT_BIN="+bin,
 		"NAMESRV="+g.Namesrv,
 		"BROKER_PIDS="+string(pidJSON),
+		fmt.Sprintf("NAMESRV_PID=%d", g.Procs["namesrv"].Pid()),
 		"CHROMIUM="+chromium,
 		"SCREENSHOT_DIR="+shots,
 	)

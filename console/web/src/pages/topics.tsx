@@ -56,7 +56,10 @@ export function TopicsPage({ can, go }: { can: (op: Operation) => boolean; go: (
             : `Topic ${t.name} created.`,
         );
         setName("");
+        // The list comes from the nameserver's routes, which learn a new topic when the brokers
+        // next register (a few seconds): look again until then.
         list.reload();
+        for (const ms of [1500, 4000, 8000]) setTimeout(list.reload, ms);
       },
     });
   };

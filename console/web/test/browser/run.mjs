@@ -27,6 +27,10 @@ const short = process.argv.includes("--short");
 const acl = process.argv.includes("--acl");
 if (shots) mkdirSync(shots, { recursive: true });
 
+// How long to wait for the cluster to do something (a raft write, a registration). Generous:
+// the machine may be shared; the one bound the issue sets (a new leader on the page within 5 s
+// of the kill) has its own, tight timeout.
+const slow = 20000;
 const topic = "ConsoleTopic";
 const group = "console_demo";
 const sent = 200;
@@ -39,6 +43,7 @@ const browser = await chromium.launch({
 });
 const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
 const page = await context.newPage();
+page.setDefaultTimeout(slow);
 const outside = [];
 page.on("request", (r) => {
   if (!r.url().startsWith(base) && !r.url().startsWith("data:")) outside.push(r.url());
@@ -64,12 +69,12 @@ const leaderOnPage = async () => {
 };
 const go = async (path) => {
   await page.goto(base + path);
-  await page.waitForSelector("main section", { timeout: 10000 });
+  await page.waitForSelector("main section", { timeout: slow });
 };
 /** confirm clicks the dialog's action and waits for it to close; it returns the dialog's text. */
 const confirm = async () => {
   const dlg = page.locator('[role="dialog"]');
-  await dlg.waitFor({ timeout: 10000 });
+  await dlg.waitFor({ timeout: slow });
   const said = await dlg.innerText();
   await dlg.locator("[data-confirm]").click();
   await dlg.waitFor({ state: "detached", timeout: 20000 });
@@ -95,6 +100,22 @@ const waitLeader = async (timeout) => {
   }
 };
 
+/**
+ * waitRow waits for a topic in the list, reloading: the list is the nameserver's routes, which
+ * learn a topic at the brokers' next registration (slower on a loaded machine).
+ */
+const waitRow = async (name) => {
+  const deadline = Date.now() + 30000;
+  for (;;) {
+    try {
+      await page.locator(`tr[data-topic="${name}"]`).waitFor({ timeout: 5000 });
+      return;
+    } catch (e) {
+      if (Date.now() > deadline) throw new Error(`topic ${name} not in the list after 30 s: ${e.message}`);
+      await go("/topics");
+    }
+  }
+};
 const steps = [];
 const step = (name, f, inShort = false, inAcl = false) => steps.push({ name, f, inShort, inAcl });
 const killed = new Set();
@@ -105,7 +126,7 @@ step(
     const { leader, term } = await waitLeader(30000);
     check(leader in pids, `leader "${leader}" on the page is not one of the nodes ${Object.keys(pids)}`);
     check(term > 0, `term on the page is ${term}`);
-    await page.locator(".live.on").waitFor({ timeout: 10000 });
+    await page.locator(".live.on").waitFor({ timeout: slow });
     const rows = await page.locator('[data-group="broker-a"] tr[data-node]').count();
     check(rows === 3, `the group shows ${rows} nodes, want 3`);
     const role = await text(`[data-group="broker-a"] tr[data-node="${leader}"] td.role`);
@@ -120,7 +141,7 @@ step(
   async () => {
     await go("/topics/NoSuchTopic");
     const p = page.locator(".problem");
-    await p.waitFor({ timeout: 10000 });
+    await p.waitFor({ timeout: slow });
     const t = await p.innerText();
     check(/NoSuchTopic/.test(t), `unknown topic page says "${t}", not naming the topic`);
     await go("/messages?mode=msgId");
@@ -136,7 +157,7 @@ step(
     await page.fill('input[name="topic"]', "NoSuchTopic");
     await page.fill('input[name="key"]', "k1");
     await page.click('button[type="submit"]');
-    const k = await page.locator(".problem").first().innerText({ timeout: 10000 });
+    const k = await page.locator(".problem").first().innerText({ timeout: slow });
     check(/NoSuchTopic/.test(k), `search on an unknown topic says "${k}"`);
     await shot("bad-input");
   },
@@ -154,8 +175,8 @@ step("create a topic from the page (cancel first: no change without confirmation
   await page.click('form.inline button[type="submit"]');
   const said = await confirm();
   check(said.includes(topic), `the dialog does not name the topic: ${said}`);
-  await page.locator(".ok").waitFor({ timeout: 10000 });
-  await page.locator(`tr[data-topic="${topic}"]`).waitFor({ timeout: 10000 });
+  await page.locator(".ok").waitFor({ timeout: slow });
+  await waitRow(topic);
   await shot("topics");
 });
 
@@ -181,7 +202,7 @@ step("send with rocketraft bench; the topic page shows the queue offsets", async
     { timeout: 60000 },
   );
   await go(`/topics/${topic}`);
-  await page.locator("table.queues tbody tr").first().waitFor({ timeout: 10000 });
+  await page.locator("table.queues tbody tr").first().waitFor({ timeout: slow });
   const maxes = await page.locator("table.queues tbody tr td:nth-child(4)").allInnerTexts();
   const total = maxes.reduce((a, s) => a + Number(s.replace(/,/g, "")), 0);
   check(total === sent, `queues' max offsets add up to ${total}, sent ${sent}`);
@@ -196,7 +217,7 @@ step("find a message by key and open it: body, properties, replicas", async () =
   check((await row.innerText()).includes("order-17"), `result row: ${await row.innerText()}`);
   await shot("messages");
   await row.locator("a").click();
-  await page.locator("table.props").waitFor({ timeout: 10000 });
+  await page.locator("table.props").waitFor({ timeout: slow });
   const props = await page.locator("table.props").innerText();
   check(/KEYS\s+order-17/.test(props), `properties do not show KEYS order-17: ${props}`);
   await page.locator("table.replicas tbody tr").first().waitFor();
@@ -217,13 +238,13 @@ step("find messages by queue offset and by time range", async () => {
   await page.fill('input[name="offset"]', "3");
   await page.click('button[type="submit"]');
   const rows = page.locator("table.found tbody tr");
-  await rows.first().waitFor({ timeout: 10000 });
+  await rows.first().waitFor({ timeout: slow });
   check((await rows.count()) === 1, `queue offset search found ${await rows.count()} messages`);
   check((await rows.first().innerText()).includes("broker-a/2/3"), `row: ${await rows.first().innerText()}`);
   await page.click('button.tab:has-text("by time range")');
   await page.fill('input[name="topic"]', topic);
   await page.click('button[type="submit"]');
-  await rows.first().waitFor({ timeout: 10000 });
+  await rows.first().waitFor({ timeout: slow });
   const n = await rows.count();
   check(n >= 1 && n <= sent, `time range search found ${n} messages`);
 });
@@ -259,7 +280,7 @@ step("update a topic (only the changed field is sent) and delete it after its pr
   await page.click("form.inline button.danger");
   const del = await confirm();
   check(del.includes(scratch), `delete dialog does not carry the preview: ${del}`);
-  await page.waitForURL(base + "/topics", { timeout: 10000 });
+  await page.waitForURL(base + "/topics", { timeout: slow });
   const gone = await api(`/topics/${scratch}`);
   check(gone.status === 404, `after the delete GET /topics/${scratch} answered ${gone.status}`);
 });
@@ -277,13 +298,13 @@ step("consumer group: lag per queue, reset by time with a preview", async () => 
   await page.fill('input[name="reset-time"]', "2000-01-01T00:00:00");
   await page.click('form.inline button[type="submit"]');
   const preview = page.locator('[data-testid="reset-preview"]');
-  await preview.waitFor({ timeout: 10000 });
+  await preview.waitFor({ timeout: slow });
   const pv = await preview.innerText();
   check(pv.includes(String(sent)), `preview does not show the lag of ${sent} the reset creates: ${pv}`);
   await shot("group");
   await page.click("form.inline button.danger");
   await confirm();
-  await page.locator(".ok").waitFor({ timeout: 10000 });
+  await page.locator(".ok").waitFor({ timeout: slow });
   const deadline = Date.now() + 15000;
   for (;;) {
     const g = await api(`/groups/${group}`);
@@ -299,7 +320,7 @@ step("transfer leadership from the page", async () => {
   const to = Object.keys(pids).find((id) => id !== leader && !killed.has(id));
   await go("/raft");
   const btn = page.locator(`[data-group="broker-a"] tr[data-server="${to}"] [data-op="transfer-leader"]`);
-  await btn.waitFor({ timeout: 10000 });
+  await btn.waitFor({ timeout: slow });
   await btn.click();
   const said = await confirm();
   check(said.includes("Transfer leadership"), `dialog: ${said}`);
@@ -337,7 +358,7 @@ step(
   async () => {
     const before = await waitLeader(15000);
     await go("/cluster");
-    await page.locator(".live.on").waitFor({ timeout: 10000 });
+    await page.locator(".live.on").waitFor({ timeout: slow });
     const t0 = Date.now();
     process.kill(pids[before.leader], "SIGKILL");
     killed.add(before.leader);
@@ -357,7 +378,7 @@ step(
     console.log(
       `  measured: leader ${before.leader} (term ${before.term}) killed → page shows ${after.leader} (term ${after.term}) after ${ms} ms`,
     );
-    await page.locator(`[data-group="broker-a"] tr.down`).waitFor({ timeout: 10000 });
+    await page.locator(`[data-group="broker-a"] tr.down`).waitFor({ timeout: slow });
     await shot("cluster-after-kill");
   },
   true,
@@ -368,7 +389,7 @@ step("after the kill: remove the dead node (preview says what is left), add it b
   check(dead, "no node was killed before this step");
   await go("/raft");
   const row = page.locator(`[data-group="broker-a"] tr[data-server="${dead}"]`);
-  await row.waitFor({ timeout: 10000 });
+  await row.waitFor({ timeout: slow });
   const addr = (await row.locator("td:nth-child(2)").innerText()).trim();
   await row.locator('[data-op="remove"]').click();
   const said = await confirm();
@@ -392,13 +413,27 @@ step("after the kill: remove the dead node (preview says what is left), add it b
   await shot("raft-after-remove");
 });
 
+step("the nameserver dies: the cluster page says so and keeps its last view", async () => {
+  await go("/cluster");
+  await page.locator(".live.on").waitFor({ timeout: slow });
+  const rows = await page.locator('[data-group="broker-a"] tr[data-node]').count();
+  process.kill(Number(env("NAMESRV_PID")), "SIGKILL");
+  const p = page.locator(".problem");
+  await p.waitFor({ timeout: 15000 });
+  const said = await p.innerText();
+  check(/nameserver|namesrv/i.test(said), `with the nameserver down the page says "${said}"`);
+  const left = await page.locator('[data-group="broker-a"] tr[data-node]').count();
+  check(rows > 0 && left === rows, `the page showed ${rows} nodes before the nameserver died and ${left} after`);
+  await shot("namesrv-down");
+});
+
 const account = (k) => {
   const [ak, sk] = env(k).split(":");
   return { ak, sk };
 };
 const login = async (ak, sk) => {
   await page.goto(base + "/cluster");
-  await page.locator("main.login").waitFor({ timeout: 10000 });
+  await page.locator("main.login").waitFor({ timeout: slow });
   await page.fill('input[name="accessKey"]', ak);
   await page.fill('input[name="secretKey"]', sk);
   await page.click('main.login button[type="submit"]');
@@ -413,7 +448,7 @@ step(
     const { ak } = account("ACL_ADMIN");
     await login(ak, "not-the-secret");
     const p = page.locator("main.login .problem");
-    await p.waitFor({ timeout: 10000 });
+    await p.waitFor({ timeout: slow });
     const said = (await p.innerText()).trim();
     check(said.length > 10, `wrong secret: the message is "${said}"`);
     check((await page.locator("header nav").count()) === 0, "a wrong secret got past the log-in");
@@ -428,7 +463,7 @@ step(
   async () => {
     const { ak, sk } = account("ACL_READER");
     await login(ak, sk);
-    await page.locator("header nav").waitFor({ timeout: 10000 });
+    await page.locator("header nav").waitFor({ timeout: slow });
     const { leader } = await waitLeader(30000);
     check(leader in pids, `leader on the page: "${leader}"`);
     const labels = await navLabels();
@@ -449,7 +484,7 @@ step(
     });
     check(refused === 403, `a non-admin's POST /topics answered ${refused}, want 403`);
     await page.click('header .who button:has-text("Log out")');
-    await page.locator("main.login").waitFor({ timeout: 10000 });
+    await page.locator("main.login").waitFor({ timeout: slow });
   },
   true,
   true,
@@ -460,13 +495,14 @@ step(
   async () => {
     const { ak, sk } = account("ACL_ADMIN");
     await login(ak, sk);
-    await page.locator("header nav").waitFor({ timeout: 10000 });
+    await page.locator("header nav").waitFor({ timeout: slow });
     check((await navLabels()).includes("Raft operations"), "an admin does not see the raft page");
     await go("/topics");
     await page.fill('input[name="topic-name"]', "AclTopic");
     await page.click('form.inline button[type="submit"]');
     await confirm();
-    await page.locator('tr[data-topic="AclTopic"]').waitFor({ timeout: 10000 });
+    await page.locator(".ok").waitFor({ timeout: slow });
+    await waitRow("AclTopic");
   },
   false,
   true,
