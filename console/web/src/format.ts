@@ -89,8 +89,8 @@ export function msgIdProblem(id: string): string {
   const s = id.trim();
   if (s === "") return "a msgId is required";
   if (!/^[0-9A-Fa-f]+$/.test(s)) return `msgId "${s}" is malformed: only hex digits 0-9 and A-F are allowed`;
-  if (s.length !== 32 && s.length !== 40 && s.length !== 56)
-    return `msgId "${s}" is malformed: it has ${s.length} hex digits, a msgId has 32 (40 or 56 for an IPv6 store host)`;
+  if (s.length !== 32 && s.length !== 40)
+    return `msgId "${s}" is malformed: it has ${s.length} hex digits, a msgId has 32 (40 for an IPv6 store host)`;
   return "";
 }
 

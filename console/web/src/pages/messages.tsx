@@ -201,9 +201,8 @@ export function MessagePage({ msgId, topic, go }: { msgId: string; topic?: strin
   useEffect(() => {
     setM(undefined);
     setError(undefined);
-    const bad = msgIdProblem(msgId);
-    if (bad) setError(new Error(bad));
-    else api.message(msgId, topic).then(setM, setError);
+    // A link or a typed URL: the server checks the id and says what is wrong with it.
+    api.message(msgId, topic).then(setM, setError);
   }, [msgId, topic]);
   return (
     <section>

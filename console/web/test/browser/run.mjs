@@ -152,7 +152,8 @@ step(
     // The server's own check, bypassing the page's: a wrongly sized hex id.
     await go("/messages/ABCDEF");
     const s = await page.locator(".problem").first().innerText();
-    check(/msgId/i.test(s), `a 6-digit msgId page says "${s}"`);
+    check(/msgId/i.test(s) && /ABCDEF/.test(s), `a 6-digit msgId page says "${s}"`);
+    console.log(`  the server on msgId ABCDEF: ${s}`);
     await go("/messages?mode=key");
     await page.fill('input[name="topic"]', "NoSuchTopic");
     await page.fill('input[name="key"]', "k1");

@@ -23,6 +23,8 @@ test("msgIdProblem names what is wrong", () => {
   assert.equal(f.msgIdProblem("7F000001000022F9000000000000BC61"), "");
   assert.match(f.msgIdProblem("xyz"), /malformed: only hex digits/);
   assert.match(f.msgIdProblem("ABCDEF"), /has 6 hex digits/);
+  assert.equal(f.msgIdProblem("7F000001000022F9000000000000BC6100000000"), "");
+  assert.match(f.msgIdProblem("A".repeat(56)), /has 56 hex digits/);
   assert.match(f.msgIdProblem(" "), /required/);
 });
 
