@@ -2,7 +2,7 @@
 import { useState } from "preact/hooks";
 import { api, type GroupDetail, type Operation, type ResetPreview } from "../api";
 import { num, rate, time, topicProblem } from "../format";
-import { Confirm, Field, Note, Problem, useLoad, type ConfirmRequest } from "../ui";
+import { Confirm, Field, Note, Problem, Select, useLoad, type ConfirmRequest } from "../ui";
 
 export function GroupsPage({ go }: { go: (path: string) => void }) {
   const [showSystem, setShowSystem] = useState(false);
@@ -93,12 +93,16 @@ function GroupBody({ g, admin, reload }: { g: GroupDetail; admin: boolean; reloa
   const topics = Array.from(new Set(g.queues.map((q) => q.topic).filter((t) => !t.startsWith("%RETRY%"))));
   const [topic, setTopic] = useState(topics[0] ?? "");
   const [when, setWhen] = useState(localInput(Date.now() - 10 * 60 * 1000));
+  // The contract's two special timestamps besides a time: 0 = each queue's first message, -1 = its end.
+  const [to, setTo] = useState<"time" | "beginning" | "end">("time");
   const [preview, setPreview] = useState<ResetPreview | undefined>(undefined);
   const [problem, setProblem] = useState<unknown>(undefined);
   const [confirm, setConfirm] = useState<ConfirmRequest | null>(null);
   const [done, setDone] = useState("");
 
   const stamp = () => {
+    if (to === "beginning") return 0;
+    if (to === "end") return -1;
     const ms = new Date(when).getTime();
     if (!when || Number.isNaN(ms)) throw new Error(`"${when}" is not a date and time`);
     return ms;
@@ -124,7 +128,9 @@ function GroupBody({ g, admin, reload }: { g: GroupDetail; admin: boolean; reloa
     setConfirm({
       title: `Reset ${g.name} on ${topic}`,
       consequences: [
-        `The offsets of ${g.name} on ${topic} move to the first message stored at or after ${new Date(ms).toLocaleString()}.`,
+        to === "time"
+          ? `The offsets of ${g.name} on ${topic} move to the first message stored at or after ${new Date(ms).toLocaleString()}.`
+          : `The offsets of ${g.name} on ${topic} move to the ${to} of every queue.`,
         `${preview.summary}.`,
         `The group will then have ${num(preview.lagAfter)} messages to consume (now ${num(preview.lagBefore)}).`,
         "Connected consumers pick up the new offsets at once; messages after them are consumed again.",
@@ -201,13 +207,22 @@ function GroupBody({ g, admin, reload }: { g: GroupDetail; admin: boolean; reloa
               value={topic}
               onInput={(v) => (setTopic(v), setPreview(undefined))}
             />
-            <Field
-              label="to time"
-              name="reset-time"
-              type="datetime-local"
-              value={when}
-              onInput={(v) => (setWhen(v), setPreview(undefined))}
+            <Select
+              label="reset to"
+              name="reset-to"
+              value={to}
+              options={["time", "beginning", "end"]}
+              onChange={(v) => (setTo(v as typeof to), setPreview(undefined))}
             />
+            {to === "time" ? (
+              <Field
+                label="time"
+                name="reset-time"
+                type="datetime-local"
+                value={when}
+                onInput={(v) => (setWhen(v), setPreview(undefined))}
+              />
+            ) : null}
             <button type="submit">Preview</button>
             <button type="button" class="danger" disabled={!preview} onClick={doReset}>
               Reset…

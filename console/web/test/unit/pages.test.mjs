@@ -87,6 +87,14 @@ test("group reset shows the preview's lag before the confirmation", { skip }, as
   assert.match(await page.locator('[data-testid="reset-preview"]').innerText(), /250/);
   await page.click("form.inline button.danger");
   assert.match(await page.locator('[role="dialog"]').innerText(), /re-consume 200 messages/);
+  await page.keyboard.press("Escape");
+  assert.equal(await page.locator('[role="dialog"]').count(), 0, "Escape did not cancel");
+  await page.selectOption('select[name="reset-to"]', "beginning");
+  const n = fake.calls.length;
+  await page.click('form.inline button[type="submit"]');
+  await page.locator('[data-testid="reset-preview"]').waitFor();
+  const asked = fake.calls.slice(n).find((c) => c.path.endsWith("/reset-preview"));
+  assert.deepEqual(asked.body, { topic: "TopicTest", timestamp: 0 });
 });
 
 test("raft remove: the dialog carries the server's summary", { skip }, async () => {
