@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -234,7 +235,7 @@ func (s *Server) fillGroup(ctx context.Context, g *groupDoc) {
 	slices.SortFunc(g.Nodes, func(a, b nodeDoc) int {
 		return strings.Compare(a.Node+"\x00"+a.Addr, b.Node+"\x00"+b.Addr)
 	})
-	if _, peers, err := s.adm.RaftPeers(ctx, g.BrokerName); err == nil {
+	if peers, err := s.groupPeers(ctx, g); err == nil {
 		// A remembered node that the raft configuration no longer names was
 		// removed on purpose: it leaves the page.
 		member := map[string]bool{}
@@ -259,6 +260,29 @@ func (s *Server) fillGroup(ctx context.Context, g *groupDoc) {
 		q := v/2 + 1
 		g.Voters, g.Nonvoters, g.Quorum = &v, &nv, &q
 	}
+}
+
+// groupPeers reads the raft configuration from the leader, else from the
+// first node that answers: during a failover the registered leader is the
+// dead one.
+func (s *Server) groupPeers(ctx context.Context, g *groupDoc) ([]admin.RaftPeer, error) {
+	var addrs []string
+	if g.LeaderAddr != "" {
+		addrs = append(addrs, g.LeaderAddr)
+	}
+	for _, n := range g.Nodes {
+		if n.Up && n.Addr != g.LeaderAddr {
+			addrs = append(addrs, n.Addr)
+		}
+	}
+	err := fmt.Errorf("group %s: no node answered", g.BrokerName)
+	for _, a := range addrs {
+		var ps []admin.RaftPeer
+		if ps, err = s.adm.RaftPeersAt(ctx, a); err == nil {
+			return ps, nil
+		}
+	}
+	return nil, err
 }
 
 func (s *Server) getCluster(r *http.Request, _ user) (any, error) {

@@ -9,8 +9,16 @@
 // the rates (messages in and out per second) computed from them.
 //
 // Imports: internal/admin (every request to the cluster goes through it),
-// transport and config. Never broker or its rooms: the console is a client,
-// like `rocketraft admin`; internal/archtest holds the rule.
+// transport (request codes, credentials) and nameserver (the route and topic
+// types admin answers with). Never broker or its rooms: the console is a
+// client, like `rocketraft admin`; internal/archtest holds the rule.
+//
+// Files: server.go (config, routing, the endpoint wrapper), errors.go (the
+// error document and the confirmation rule), session.go (ACL logins),
+// cluster.go, events.go and timeline.go (the cluster view, its stream and the
+// leadership timeline), topics.go, groups.go, messages.go, raft.go (the
+// resources and their previews), sampler.go and series.go (samples, rates,
+// time series), assets.go (the embedded page).
 //
 // Concurrency: a Server is safe for concurrent use. One sampler goroutine
 // (started by Run) asks the cluster for a snapshot every second and for topic

@@ -41,6 +41,13 @@ func startFixture(t *testing.T, creds sign.Credentials, extra ...string) *fixtur
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Elections in about a second, not StartGroup's half: on a loaded machine
+	// half a second lets groups change leaders on their own, and consumer
+	// offsets buffered on a deposed leader are lost by design.
+	// (Through the variables, which win over the file StartGroup writes.)
+	t.Setenv("ROCKETRAFT_raftHeartbeatTimeout", "1s")
+	t.Setenv("ROCKETRAFT_raftElectionTimeout", "1s")
+	t.Setenv("ROCKETRAFT_raftLeaderLeaseTimeout", "500ms")
 	g := proctest.StartGroup(t, bin, dir, extra...)
 	adm := admin.New(admin.Config{NamesrvAddrs: []string{g.Namesrv}, Timeout: 2 * time.Second, Credentials: creds})
 	srv, err := New(Config{Admin: adm, Listen: "127.0.0.1:0", Credentials: creds, Namesrv: []string{g.Namesrv},

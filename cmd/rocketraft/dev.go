@@ -248,7 +248,11 @@ func (d *devCluster) run() error {
 		}
 	}
 	if d.console != "" {
-		fmt.Printf("  console      http://%s\n", d.console)
+		login := ""
+		if d.acl {
+			login = "  (log in with an account below)"
+		}
+		fmt.Printf("  console      http://%s%s\n", d.console, login)
 	}
 	fmt.Printf("  data, configs and logs under %s\n\n", d.dataDir)
 	if d.tls {

@@ -23,17 +23,24 @@ func (c *Client) RaftPeers(ctx context.Context, group string) (Group, []RaftPeer
 	if err != nil {
 		return g, nil, err
 	}
-	resp, err := c.call(ctx, g.Target(), transport.RaftPeers, nil)
+	ps, err := c.RaftPeersAt(ctx, g.Target())
+	return g, ps, err
+}
+
+// RaftPeersAt reads the raft configuration as the node at addr knows it
+// (any member answers; the console asks the next one when the leader is down).
+func (c *Client) RaftPeersAt(ctx context.Context, addr string) ([]RaftPeer, error) {
+	resp, err := c.call(ctx, addr, transport.RaftPeers, nil)
 	if err != nil {
-		return g, nil, err
+		return nil, err
 	}
 	var body struct {
 		Servers []RaftPeer `json:"servers"`
 	}
 	if err := json.Unmarshal(resp.Body, &body); err != nil {
-		return g, nil, fmt.Errorf("raft peers broker=%s: %v: %w", g.Target(), err, ErrBadAnswer)
+		return nil, fmt.Errorf("raft peers broker=%s: %v: %w", addr, err, ErrBadAnswer)
 	}
-	return g, body.Servers, nil
+	return body.Servers, nil
 }
 
 // RaftPeersTable renders RaftPeers.
