@@ -67,7 +67,8 @@ function RaftGroup({ brokerName, nodes, can }: { brokerName: string; nodes: Node
           title: `${opNames[op]} — ${brokerName}${id ? ` / ${id}` : ""}`,
           consequences: [
             p.summary,
-            ...(op === "snapshot"
+            // The server's summary usually says it already; the page adds its own reading only when not.
+            ...(op === "snapshot" || /voter/.test(p.summary)
               ? []
               : [
                   p.votersAfter !== p.votersBefore
