@@ -34,6 +34,10 @@ const slow = 20000;
 const topic = "ConsoleTopic";
 const group = "console_demo";
 const sent = 200;
+/** Messages the topic holds after the bench run (all of them, unless a send failed). */
+let stored = sent;
+/** A key the broker indexed, found through the API before the page searches for it. */
+let key = "order-17";
 
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
@@ -182,7 +186,7 @@ step("create a topic from the page (cancel first: no change without confirmation
 });
 
 step("send with rocketraft bench; the topic page shows the queue offsets", async () => {
-  await run(
+  const { stdout } = await run(
     bin,
     [
       "bench",
@@ -206,21 +210,39 @@ step("send with rocketraft bench; the topic page shows the queue offsets", async
   await page.locator("table.queues tbody tr").first().waitFor({ timeout: slow });
   const maxes = await page.locator("table.queues tbody tr td:nth-child(4)").allInnerTexts();
   const total = maxes.reduce((a, s) => a + Number(s.replace(/,/g, "")), 0);
-  check(total === sent, `queues' max offsets add up to ${total}, sent ${sent}`);
+  // On a starved machine the group may re-elect during the run: a send then fails with an unknown
+  // outcome (it may or may not be stored). The page must show what is stored; that lies between
+  // the sends acknowledged and all sends.
+  const m = /summary: (\d+) ok, (\d+) failed/.exec(stdout);
+  check(m, `no summary line in the bench output: ${stdout.slice(-300)}`);
+  const ok = Number(m[1]);
+  const truth = (await api(`/topics/${topic}`)).body.queues.reduce((a, q) => a + q.maxOffset, 0);
+  check(total === truth, `the page's max offsets add up to ${total}, the API's to ${truth}`);
+  check(ok <= total && total <= sent, `${total} stored, ${ok} of ${sent} sends acknowledged`);
+  stored = total;
+  if (ok < sent)
+    console.log(`  note: ${sent - ok} of ${sent} sends failed (a re-election under load); ${stored} stored`);
   await shot("topic");
 });
 
 step("find a message by key and open it: body, properties, replicas", async () => {
-  await go(`/messages?mode=key&topic=${topic}&key=order-17`);
+  for (let i = 17; i < 60; i++) {
+    const r = await api(`/messages?topic=${topic}&key=order-${i}`);
+    if (r.body && r.body.messages && r.body.messages.length) {
+      key = `order-${i}`;
+      break;
+    }
+  }
+  await go(`/messages?mode=key&topic=${topic}&key=${key}`);
   await page.click('button[type="submit"]');
   const row = page.locator("table.found tbody tr").first();
   await row.waitFor({ timeout: 15000 });
-  check((await row.innerText()).includes("order-17"), `result row: ${await row.innerText()}`);
+  check((await row.innerText()).includes(key), `result row: ${await row.innerText()}`);
   await shot("messages");
   await row.locator("a").click();
   await page.locator("table.props").waitFor({ timeout: slow });
   const props = await page.locator("table.props").innerText();
-  check(/KEYS\s+order-17/.test(props), `properties do not show KEYS order-17: ${props}`);
+  check(new RegExp(`KEYS\\s+${key}\\b`).test(props), `properties do not show KEYS ${key}: ${props}`);
   await page.locator("table.replicas tbody tr").first().waitFor();
   const stored = await page.locator("table.replicas tbody tr td:nth-child(3)").allInnerTexts();
   check(stored.filter((s) => s === "yes").length === 3 - killed.size, `replicas stored: ${stored}`);
@@ -289,8 +311,8 @@ step("update a topic (only the changed field is sent) and delete it after its pr
 step("consumer group: lag per queue, reset by time with a preview", async () => {
   await run(
     bin,
-    ["bench", "consume", "--namesrv", namesrv, "--topic", topic, "--group", group, "--count", String(sent)],
-    { timeout: 90000 },
+    ["bench", "consume", "--namesrv", namesrv, "--topic", topic, "--group", group, "--count", String(stored)],
+    { timeout: 120000 },
   );
   await go(`/groups/${group}`);
   await page.locator("table.lag tbody tr").first().waitFor({ timeout: 15000 });
@@ -301,7 +323,7 @@ step("consumer group: lag per queue, reset by time with a preview", async () => 
   const preview = page.locator('[data-testid="reset-preview"]');
   await preview.waitFor({ timeout: slow });
   const pv = await preview.innerText();
-  check(pv.includes(String(sent)), `preview does not show the lag of ${sent} the reset creates: ${pv}`);
+  check(pv.includes(String(stored)), `preview does not show the lag of ${stored} the reset creates: ${pv}`);
   await shot("group");
   await page.click("form.inline button.danger");
   await confirm();
@@ -309,9 +331,9 @@ step("consumer group: lag per queue, reset by time with a preview", async () => 
   const deadline = Date.now() + 15000;
   for (;;) {
     const g = await api(`/groups/${group}`);
-    if (g.body && g.body.lag === sent) break;
+    if (g.body && g.body.lag === stored) break;
     if (Date.now() > deadline)
-      throw new Error(`after the reset the group's lag is ${g.body && g.body.lag}, want ${sent}`);
+      throw new Error(`after the reset the group's lag is ${g.body && g.body.lag}, want ${stored}`);
     await new Promise((r) => setTimeout(r, 500));
   }
 });
