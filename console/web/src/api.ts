@@ -94,10 +94,11 @@ export interface Group {
   term: number;
   leader: string;
   leaderAddr: string;
-  voters: number;
-  nonvoters: number;
+  /** null when no node of the group answered for its raft configuration. */
+  voters: number | null;
+  nonvoters: number | null;
   healthy: number;
-  quorum: number;
+  quorum: number | null;
   nodes: Node[];
 }
 export interface ClusterView {
@@ -153,7 +154,8 @@ export interface TopicDetail {
   inPerSec: number | null;
   outPerSec: number | null;
   configs: (TopicConfig & { brokerName: string })[];
-  queues: { brokerName: string; queueId: number; minOffset: number; maxOffset: number; lastUpdated: number | null }[];
+  /** error: the queue could not be read (its numbers are then not meaningful). */
+  queues: { brokerName: string; queueId: number; minOffset: number; maxOffset: number; error?: string }[];
   groups: string[];
 }
 export interface BrokerResult {
@@ -185,7 +187,7 @@ export interface GroupDetail {
     lag: number;
     lastTimestamp: number | null;
   }[];
-  clients: { clientId: string; addr: string; language: string; version: number | string }[];
+  clients: { clientId: string; addr: string; language: string; version: number | string; brokerName?: string }[];
   retry: { topic: string; messages: number };
   dlq: { topic: string; messages: number };
 }

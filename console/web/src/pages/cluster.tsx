@@ -56,16 +56,18 @@ export function ClusterPage() {
               term <b>{num(g.term)}</b>
             </span>{" "}
             <span class="health">
-              {g.healthy}/{g.voters} voters up{g.nonvoters ? `, ${g.nonvoters} non-voters` : ""}, quorum {g.quorum}
+              {g.voters == null
+                ? `${g.healthy} nodes up; raft configuration unknown (no node answered for it)`
+                : `${g.healthy}/${g.voters} voters up${g.nonvoters ? `, ${g.nonvoters} non-voters` : ""}, quorum ${g.quorum}`}
             </span>
           </h3>
           {!g.leader ? <Note>This group has no leader now: sends to it fail until one is elected.</Note> : null}
-          {g.quorum > 0 && g.healthy < g.quorum ? (
+          {g.quorum != null && g.voters != null && g.quorum > 0 && g.healthy < g.quorum ? (
             <Note>
               {g.healthy} of {g.voters} voters answer, fewer than the quorum of {g.quorum}: the group cannot commit
               until {g.quorum - g.healthy} more {g.quorum - g.healthy === 1 ? "is" : "are"} back.
             </Note>
-          ) : g.quorum > 0 && g.healthy === g.quorum && g.voters > g.quorum ? (
+          ) : g.quorum != null && g.voters != null && g.quorum > 0 && g.healthy === g.quorum && g.voters > g.quorum ? (
             <Note>Only a quorum of voters answers: one more failure stops the group.</Note>
           ) : null}
           <table class="nodes">

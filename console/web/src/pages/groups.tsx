@@ -187,6 +187,7 @@ function GroupBody({ g, admin, reload }: { g: GroupDetail; admin: boolean; reloa
         {g.clients.map((c) => (
           <li>
             {c.clientId} {c.addr ? `(${c.addr})` : ""} {c.language} {c.version}
+            {c.brokerName ? ` via ${c.brokerName}` : ""}
           </li>
         ))}
       </ul>

@@ -1,7 +1,7 @@
 // Topics: list, create, update only the fields changed, delete with confirmation; queue ranges.
 import { useState } from "preact/hooks";
 import { api, type Operation, type Perm, type TopicDetail } from "../api";
-import { changed, intProblem, num, rate, time, topicProblem } from "../format";
+import { changed, intProblem, num, rate, topicProblem } from "../format";
 import { Confirm, Field, Note, Problem, Select, useLoad, type ConfirmRequest } from "../ui";
 
 interface Form {
@@ -320,7 +320,7 @@ function TopicBody({
             <th>queue</th>
             <th>min offset</th>
             <th>max offset</th>
-            <th>last update</th>
+            <th>note</th>
           </tr>
         </thead>
         <tbody>
@@ -330,7 +330,7 @@ function TopicBody({
               <td>{q.queueId}</td>
               <td>{num(q.minOffset)}</td>
               <td>{num(q.maxOffset)}</td>
-              <td>{q.lastUpdated ? time(q.lastUpdated) : "–"}</td>
+              <td class={q.error ? "warn" : ""}>{q.error || ""}</td>
             </tr>
           ))}
         </tbody>

@@ -143,7 +143,10 @@ const routes = {
     inPerSec: 1,
     outPerSec: 2,
     configs: [{ brokerName: "broker-a", readQueues: 4, writeQueues: 4, perm: "RW", order: false }],
-    queues: [{ brokerName: "broker-a", queueId: 0, minOffset: 0, maxOffset: 250, lastUpdated: now }],
+    queues: [
+      { brokerName: "broker-a", queueId: 0, minOffset: 0, maxOffset: 250 },
+      { brokerName: "broker-a", queueId: 1, minOffset: 0, maxOffset: 0, error: "GET_MAX_OFFSET(30) timed out" },
+    ],
     groups: ["demo"],
   }),
   // A document missing its lists: the page must say it failed, not go blank.

@@ -39,6 +39,8 @@ test("cluster page: nodes, a down node in words, the timeline", { skip }, async 
 
 test("topics: cancel sends nothing; update sends only the changed field with confirm", { skip }, async () => {
   await open("/topics/TopicTest");
+  await page.locator("table.queues").waitFor();
+  assert.match(await page.locator("table.queues").innerText(), /GET_MAX_OFFSET\(30\) timed out/);
   await page.fill('input[name="read"]', "8");
   await page.click('form.inline button[type="submit"]');
   const dlg = page.locator('[role="dialog"]');
