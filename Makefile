@@ -121,3 +121,29 @@ run: build
 
 clean:
 	rm -rf bin data
+
+# The web console's front-end (console/web, TypeScript; docs/console.md). The bundle in
+# console/dist is committed, so `go build` needs no npm; `go test ./console` checks it against
+# the sources' hashes. console-build: npm ci && build into console/dist (commit the result);
+# console-check: rebuild in memory and compare byte for byte with what is committed;
+# console-test: headless Debian Chromium (playwright-core) against a real nameserver, three
+# brokers and `rocketraft console`, screenshots into docs/console; console-test-short: the CI subset.
+CONSOLE_WEB := console/web
+.PHONY: console-deps console-build console-check console-test console-test-short
+# npm ci wipes node_modules; run it only when the lockfile is newer than the last install.
+console-deps: $(CONSOLE_WEB)/node_modules/.package-lock.json
+$(CONSOLE_WEB)/node_modules/.package-lock.json: $(CONSOLE_WEB)/package-lock.json
+	cd $(CONSOLE_WEB) && npm ci --no-audit --no-fund --loglevel=error
+
+console-build: console-deps
+	cd $(CONSOLE_WEB) && npx tsc --noEmit -p . && node build.mjs
+
+console-check: console-deps
+	cd $(CONSOLE_WEB) && node build.mjs --check && npx tsc --noEmit -p . && npx prettier --check src test build.mjs && node --test test/unit/
+	$(GO) test -count=1 -run 'TestDist' ./console/
+
+console-test: build console-deps
+	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -tags consolebrowser -count=1 -timeout 10m -v -run TestBrowser ./console/
+
+console-test-short: build console-deps
+	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) CONSOLE_BROWSER=short $(GO) test -tags consolebrowser -count=1 -timeout 5m -v -run TestBrowser ./console/
