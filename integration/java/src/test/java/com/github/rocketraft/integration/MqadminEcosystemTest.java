@@ -23,9 +23,6 @@ import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
-import org.apache.rocketmq.common.protocol.body.ClusterInfo;
-import org.apache.rocketmq.common.protocol.route.BrokerData;
-import org.apache.rocketmq.common.subscription.SubscriptionGroupConfig;
 import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -210,7 +207,7 @@ final class MqadminEcosystemTest {
         admin.start();
         try {
             String master = master(admin);
-            SubscriptionGroupConfig g = admin.examineSubscriptionGroupConfig(master, ADMIN_GROUP);
+            var g = admin.examineSubscriptionGroupConfig(master, ADMIN_GROUP);
             assertNotNull(g, "updateSubGroup left no group on " + master);
             assertEquals(3, g.getRetryQueueNums());
             assertEquals(7, g.getRetryMaxTimes());
@@ -225,9 +222,9 @@ final class MqadminEcosystemTest {
     }
 
     private static String master(DefaultMQAdminExt admin) throws Exception {
-        ClusterInfo ci = admin.examineBrokerClusterInfo();
+        var ci = admin.examineBrokerClusterInfo();
         for (String name : ci.getClusterAddrTable().get(CLUSTER)) {
-            BrokerData bd = ci.getBrokerAddrTable().get(name);
+            var bd = ci.getBrokerAddrTable().get(name);
             String m = bd.getBrokerAddrs().get(0L);
             if (m != null) {
                 return m;
