@@ -66,14 +66,14 @@ final class MqadminEcosystemTest {
     void start() throws Exception {
         dev = DevCluster.start("ecosystem");
         producer = Clients.producer(dev, PRODUCER_GROUP, null, false);
+        // Warm up on another topic: sendUntilRouted retries a send that failed on the client's side
+        // (with 5.5.0 a first send into a just-elected group once timed out after it was stored),
+        // and topicStatus below counts exactly what TOPIC holds.
+        Clients.sendUntilRouted(producer, new Message(TOPIC + "Warm", "warm-up".getBytes(StandardCharsets.UTF_8)), dev);
         for (int i = 0; i < MESSAGES; i++) {
             Message m = new Message(TOPIC, ("eco-" + i).getBytes(StandardCharsets.UTF_8));
             m.putUserProperty("n", String.valueOf(i));
-            if (i == 0) {
-                Clients.sendUntilRouted(producer, m, dev);
-            } else {
-                producer.send(m);
-            }
+            producer.send(m);
         }
         consumer = new DefaultMQPushConsumer(GROUP);
         consumer.setNamesrvAddr(dev.namesrvAddr());
@@ -145,7 +145,8 @@ final class MqadminEcosystemTest {
         assertEquals(MESSAGES, total, "sum of max offsets: " + r);
     }
 
-    private static final Pattern DIFF_TOTAL = Pattern.compile("(?m)^Diff Total: (-?\\d+)$");
+    /** 4.9 prints "Diff Total: n", 5.5 "Consume Diff Total: n" (beside its new Inflight total). */
+    private static final Pattern DIFF_TOTAL = Pattern.compile("(?m)^(?:Consume )?Diff Total: (-?\\d+)$");
 
     @Test
     @Order(3)

@@ -14,6 +14,7 @@ import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.spring.annotation.RocketMQMessageListener;
 import org.apache.rocketmq.spring.core.RocketMQListener;
+import org.apache.rocketmq.spring.core.RocketMQReplyListener;
 import org.apache.rocketmq.spring.core.RocketMQTemplate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -32,14 +33,19 @@ import org.springframework.context.annotation.Import;
  * rocketmq-spring-boot-starter: a minimal Spring Boot application whose RocketMQTemplate (the
  * starter's producer bean, a TransactionMQProducer) sends to {@code topic:tag} and whose
  * {@code @RocketMQMessageListener} (a DefaultMQPushConsumer the starter builds) receives, both
- * configured only through {@code rocketmq.*} properties that point at a {@link RaftCluster}.
+ * configured only through {@code rocketmq.*} properties that point at a {@link RaftCluster}; and
+ * request/reply: {@code RocketMQTemplate.sendAndReceive} answered by a {@link RocketMQReplyListener},
+ * whose container sends the reply through the client's inner producer (SEND_REPLY_MESSAGE_V2, 325)
+ * to {@code <cluster>_REPLY_TOPIC}, which the broker pushes back to the requester (326).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class SpringStarterTest {
 
     static final String TOPIC = "JSpringT";
+    static final String REQUEST_TOPIC = "JSpringReq";
     static final int COUNT = 20;
+    static final int REQUESTS = 10;
 
     /** What the listener bean received (the bean is Spring's, the set the test's). */
     static final Set<String> RECEIVED = ConcurrentHashMap.newKeySet();
@@ -52,9 +58,18 @@ class SpringStarterTest {
         }
     }
 
+    /** Answers each request with its body reversed, so a reply cannot be the request echoed by accident. */
+    @RocketMQMessageListener(topic = "${demo.request-topic}", consumerGroup = "${demo.reply-group}")
+    static class Replier implements RocketMQReplyListener<String, String> {
+        @Override
+        public String onMessage(String request) {
+            return new StringBuilder(request).reverse().toString();
+        }
+    }
+
     @SpringBootConfiguration
     @EnableAutoConfiguration
-    @Import(Listener.class)
+    @Import({Listener.class, Replier.class})
     static class App {}
 
     private RaftCluster cluster;
@@ -69,7 +84,9 @@ class SpringStarterTest {
                         "rocketmq.name-server=" + cluster.namesrvAddr(),
                         "rocketmq.producer.group=JSpringP",
                         "demo.topic=" + TOPIC,
-                        "demo.group=JSpringC")
+                        "demo.group=JSpringC",
+                        "demo.request-topic=" + REQUEST_TOPIC,
+                        "demo.reply-group=JSpringReplyC")
                 .run();
     }
 
@@ -111,5 +128,29 @@ class SpringStarterTest {
         }
         List<String> missing = sent.stream().filter(b -> !RECEIVED.contains(b)).toList();
         assertTrue(missing.isEmpty(), "the listener never received " + missing);
+    }
+
+    @Test
+    @DisplayName("RocketMQTemplate.sendAndReceive answered by a RocketMQReplyListener: every reply is its request's")
+    void sendAndReceiveThroughAReplyListener() throws Exception {
+        RocketMQTemplate template = app.getBean(RocketMQTemplate.class);
+        // The replier's consumer starts from the last offset once the topic has a route: until it
+        // is live a request times out. Warm up until one is answered; then every one must be.
+        Instant deadline = Instant.now().plus(Duration.ofSeconds(90));
+        String warm = null;
+        for (int i = 0; warm == null; i++) {
+            assertTrue(Instant.now().isBefore(deadline), "no request was answered within 90 s");
+            try {
+                warm = template.sendAndReceive(REQUEST_TOPIC, "warm-" + i, String.class, 2000);
+                assertEquals(new StringBuilder("warm-" + i).reverse().toString(), warm, "warm-up reply");
+            } catch (RuntimeException notLiveYet) {
+                // route or replier not up yet: the request timed out or could not be sent
+            }
+        }
+        for (int i = 0; i < REQUESTS; i++) {
+            String request = "request-" + i + "-" + System.nanoTime();
+            String reply = template.sendAndReceive(REQUEST_TOPIC, request, String.class, 5000);
+            assertEquals(new StringBuilder(request).reverse().toString(), reply, "reply to " + request);
+        }
     }
 }
