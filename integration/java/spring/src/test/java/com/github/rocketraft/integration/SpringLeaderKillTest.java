@@ -32,8 +32,8 @@ import org.springframework.context.annotation.Import;
  * RocketMQTemplate.syncSend while the group's leader dies ({@link RaftCluster#killLeader()}, which
  * starts the node again), and every message the template got SEND_OK for must reach the
  * {@code @RocketMQMessageListener}. The starter's clients keep every default, the 30 s route
- * refresh included (RocketMQProperties has no setting for it), so the template finds the new
- * leader at its next refresh; the sends that fail until then are not acknowledged and not counted.
+ * refresh included (RocketMQProperties has no setting for it); the sends that fail until the
+ * template reaches the new leader are not acknowledged and not counted.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
@@ -113,7 +113,7 @@ class SpringLeaderKillTest {
             loop.awaitAcked(PHASE, Duration.ofSeconds(60));
             kill = cluster.killLeader();
             loop.mark();
-            // The template learns the new leader at its next route refresh (30 s by default).
+            // Up to the template's route refresh (30 s by default) for the new leader.
             loop.awaitAckedSinceMark(PHASE, Duration.ofSeconds(120));
             loop.stop();
             acked = loop.acked();
