@@ -8,7 +8,7 @@ FUZZTIME  ?= 20s
 MVN       ?= mvn
 
 .PHONY: help build test race lint fuzz bench integration integration-java integration-java-4.9 integration-java-5 \
-	integration-java-spring integration-java-short integration-java-pending chaos chaos-short run clean
+	integration-java-spring integration-java-short integration-java-pending chaos chaos-short run clean bench-compare
 
 help:
 	@grep -E '^[a-z0-9.-]+:' Makefile | sed 's/:.*//' | sort | tr '\n' ' '; echo
@@ -35,6 +35,8 @@ lint:
 	$(GO) vet $(PKGS)
 	$(GO) tool staticcheck $(PKGS)
 	sc=$$($(GO) tool -n staticcheck) && cd deploy/k8s && $(GO) vet ./... && $$sc ./...
+	$(GO) vet -tags perf ./integration/perf/
+	sc=$$($(GO) tool -n staticcheck) && cd integration/perf/jetstream && $(GO) vet ./... && $$sc ./...
 
 # fuzz: each target for FUZZTIME (go test allows one -fuzz target per run).
 fuzz:
@@ -49,6 +51,19 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./store ./fsm ./raftlog ./transport
+
+# bench-compare: rocketraft side by side with JetStream R3 (durable and lazy fsync; nats-server
+# in its own module, integration/perf/jetstream) and Apache RocketMQ 5.5.0 DLedger (its defaults
+# and SYNC_FLUSH; jars from Maven Central via integration/perf/rocketmq), three server processes
+# each, interleaved rounds (integration/perf/doc.go). Slow: about an hour at the defaults
+# PERF_N=100000 PERF_ROUNDS=3; PERF_SYSTEMS and PERF_WORKLOADS select. Report:
+# integration/perf/results.md (+ .jsonl with every run).
+bench-compare: build
+	cd integration/perf/jetstream && $(GO) build -o $(CURDIR)/bin/jsdrive .
+	cd integration/perf/rocketmq && $(MVN) -q -B package
+	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) PERF_JSDRIVE=$(CURDIR)/bin/jsdrive $(if $(PERF_N),PERF_N=$(PERF_N)) $(if $(PERF_ROUNDS),PERF_ROUNDS=$(PERF_ROUNDS)) \
+	PERF_ROCKETMQ_LIB=$(CURDIR)/integration/perf/rocketmq/target/lib PERF_OUT=$(CURDIR)/integration/perf/results.md \
+	$(GO) test -tags perf -count=1 -timeout 4h -v -run TestBenchCompare ./integration/perf/
 
 integration: build
 	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_INTEGRATION=1 $(GO) test -count=1 -timeout 30m ./integration/...

@@ -1,12 +1,12 @@
 package broker
 
 import (
-	"github.com/rocketraft/rocketraft/broker/adminapi"
 	"github.com/rocketraft/rocketraft/broker/replica"
 
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +21,9 @@ type fakeConsumer struct {
 	resets chan *transport.Command
 }
 
-func newFakeConsumer(t *testing.T, tb *testBroker, group, clientID string) *fakeConsumer {
+// newFakeConsumer heartbeats as a Go client; lang, when given, is the
+// language its heartbeat announces instead (the broker answers per language).
+func newFakeConsumer(t *testing.T, tb *testBroker, group, clientID string, lang ...string) *fakeConsumer {
 	t.Helper()
 	fc := &fakeConsumer{resets: make(chan *transport.Command, 4)}
 	fc.client = transport.NewClient(transport.ClientConfig{DialTimeout: time.Second,
@@ -43,7 +45,11 @@ func newFakeConsumer(t *testing.T, tb *testBroker, group, clientID string) *fake
 			"consumeFromWhere": "CONSUME_FROM_LAST_OFFSET", "subscriptionDataSet": []any{}}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := fc.client.Invoke(ctx, tb.b.Addr(), transport.NewRequest(transport.HeartBeat, nil, body)); err != nil {
+	hb := transport.NewRequest(transport.HeartBeat, nil, body)
+	if len(lang) > 0 {
+		hb.Language = lang[0]
+	}
+	if _, err := fc.client.Invoke(ctx, tb.b.Addr(), hb); err != nil {
 		t.Fatal(err)
 	}
 	return fc
@@ -60,27 +66,39 @@ func TestResetOffsetOverTheWire(t *testing.T) {
 	if r.ResponseCode() != transport.Success {
 		t.Fatalf("reset: %v %s", r.ResponseCode(), r.Remark)
 	}
-	var ans struct {
-		OffsetTable []adminapi.ResetOffsetEntry `json:"offsetTable"`
-	}
-	if err := json.Unmarshal(r.Body, &ans); err != nil || len(ans.OffsetTable) == 0 || ans.OffsetTable[0].Offset != 0 {
-		t.Fatalf("reset answer %s (%v)", r.Body, err)
+	// Apache's ResetOffsetBody: MessageQueue keys, what Java's mqadmin decodes.
+	ans := decodeMQTable[int64](t, r.Body)
+	if off, ok := ans[messageQueue{"R", "broker-a", 0}]; len(ans) == 0 || !ok || off != 0 {
+		t.Fatalf("reset answer %s", r.Body)
 	}
 	if off, ok := tb.replica.ConsumerOffset("rg", "R", 0); !ok || off != 0 {
 		t.Fatalf("replicated offset of queue 0 = %d %v, want 0", off, ok)
 	}
 	select {
 	case req := <-fc.resets:
-		if req.ExtFields["group"] != "rg" || req.ExtFields["topic"] != "R" || !json.Valid(req.Body) {
+		// The fake consumer speaks GO: the gson array form its client parses.
+		if req.ExtFields["group"] != "rg" || req.ExtFields["topic"] != "R" || !json.Valid(req.Body) || !strings.HasPrefix(string(req.Body), `{"offsetTable":[[`) {
 			t.Fatalf("RESET_CONSUMER_CLIENT_OFFSET ext %v body %s", req.ExtFields, req.Body)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the connected consumer was not told to reset")
 	}
+	// A Java member of the group is told in Apache's fastjson form, which its
+	// ResetOffsetBody decoder reads (the array form fails there).
+	jc := newFakeConsumer(t, tb, "rg", "10.0.0.9@java", "JAVA")
+	tb.call(t, transport.InvokeBrokerToResetOffset, map[string]string{"topic": "R", "group": "rg", "timestamp": "0", "isForce": "true"}, nil)
+	select {
+	case req := <-jc.resets:
+		if got := decodeMQTable[int64](t, req.Body); len(got) == 0 || got[messageQueue{"R", "broker-a", 0}] != 0 {
+			t.Fatalf("Java client's RESET_CONSUMER_CLIENT_OFFSET body %s", req.Body)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the Java consumer was not told to reset")
+	}
 	// To the end: every queue's max offset.
 	r = tb.call(t, transport.InvokeBrokerToResetOffset, map[string]string{"topic": "R", "group": "rg", "timestamp": "-1", "isForce": "true"}, nil)
-	if err := json.Unmarshal(r.Body, &ans); err != nil || ans.OffsetTable[0].Offset != 3 {
-		t.Fatalf("reset to the end: %s (%v)", r.Body, err)
+	if end := decodeMQTable[int64](t, r.Body); end[messageQueue{"R", "broker-a", 0}] != 3 {
+		t.Fatalf("reset to the end: %s", r.Body)
 	}
 	if r := tb.call(t, transport.InvokeBrokerToResetOffset, map[string]string{"topic": "nope", "group": "rg", "timestamp": "0", "isForce": "true"}, nil); r.ResponseCode() != transport.TopicNotExist {
 		t.Fatalf("unknown topic: %v %s", r.ResponseCode(), r.Remark)

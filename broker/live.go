@@ -28,6 +28,7 @@ func (b *Broker) observeSent(topic, props string, prepared bool, storedBytes int
 // metrics (clientapi's Pulled hook).
 func (b *Broker) observePulled(group, topic string, queueID int32, next store.QueueOffset, msgs, bytes int) {
 	b.stats.ObserveGet(b.replica.Now(), group, topic, msgs, bytes)
+	b.stats.ObservePullOffset(group, topic, queueID, int64(next))
 	if m := b.cfg.Metrics; m != nil {
 		m.ObservePulled(group, topic, queueID, next, msgs, bytes)
 	}

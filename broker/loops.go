@@ -72,7 +72,7 @@ func (b *Broker) moveToPreferredLeader() {
 	}
 	ctx, cancel := context.WithTimeout(b.ctx, preferredTransferTimeout)
 	defer cancel()
-	if err := b.replica.TransferLeadership(ctx, b.cfg.PreferredLeaderID); err != nil {
+	if err := b.transferLeadership(ctx, b.cfg.PreferredLeaderID); err != nil {
 		b.log.Debug("transfer to preferred leader not possible yet", "preferred", b.cfg.PreferredLeaderID, "error", err)
 	} else {
 		b.log.Info("leadership handed to the preferred leader", "preferred", b.cfg.PreferredLeaderID)

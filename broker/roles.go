@@ -55,8 +55,18 @@ func (b *Broker) watchRoles() {
 			}
 			b.mu.Lock()
 			prev := b.status
+			// Before the new status shows: no caller sees a follower that
+			// still reports pending offsets as committed.
+			dropped := 0
+			if prev.Role == replica.RoleLeader && (st.Role != replica.RoleLeader || st.Term != prev.Term) {
+				dropped = b.offsets.Drop()
+			}
 			b.status = st
 			b.mu.Unlock()
+			if dropped > 0 {
+				b.log.Warn("leadership lost before consumer offsets were replicated; their consumers commit them again",
+					"offsets", dropped, "term", prev.Term)
+			}
 			if b.cfg.Metrics != nil {
 				b.cfg.Metrics.ObserveRoleChange(prev.Term, st)
 			}
@@ -95,6 +105,16 @@ func (b *Broker) ensureTopicExists(name string, queues, extraPerm int32, wanted 
 	}
 }
 
+// transferLeadership replicates the pending consumer offsets, then hands
+// leadership to toID (or the most up-to-date follower): a planned move loses no
+// commit, where an unplanned one drops them (watchRoles).
+func (b *Broker) transferLeadership(ctx context.Context, toID string) error {
+	if err := b.offsets.Flush(ctx); err != nil {
+		b.log.Warn("consumer offset flush before leadership transfer failed", "error", err)
+	}
+	return b.replica.TransferLeadership(ctx, toID)
+}
+
 // handOffLeadership transfers leadership before a clean shutdown, so the group
 // has a new leader in milliseconds instead of after an election timeout.
 func (b *Broker) handOffLeadership() {
@@ -103,7 +123,7 @@ func (b *Broker) handOffLeadership() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), handOffTimeout)
 	defer cancel()
-	if err := b.replica.TransferLeadership(ctx, ""); err != nil {
+	if err := b.transferLeadership(ctx, ""); err != nil {
 		b.log.Warn("leadership hand-off before shutdown failed; the group will elect after the election timeout", "error", err)
 		return
 	}

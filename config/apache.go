@@ -40,8 +40,9 @@ func (w Warning) String() string {
 	}
 }
 
-// apacheGroup is Apache keys sharing one reason for having no effect.
-type apacheGroup struct {
+// apacheGroup is Apache keys sharing one reason for having no effect, for the
+// configuration T they load into (Broker or Namesrv).
+type apacheGroup[T any] struct {
 	reason string
 	keys   []string
 	// refuse, when set, returns the rule a value breaks although the key has
@@ -51,7 +52,7 @@ type apacheGroup struct {
 	refuse func(value string) string
 	// reasonFor, when set, words the reason for this value and the keys loaded
 	// before it (storePathCommitLog compares itself with storePathRootDir).
-	reasonFor func(b *Broker, value string) string
+	reasonFor func(cfg *T, value string) string
 }
 
 // ApacheKeyGroup documents Apache keys accepted without effect: the reason and
@@ -63,9 +64,15 @@ type ApacheKeyGroup struct {
 
 // ApacheKeys lists every Apache broker key rocketraft accepts without effect,
 // by reason, in the order of apache_keys.go.
-func ApacheKeys() []ApacheKeyGroup {
-	out := make([]ApacheKeyGroup, len(apacheGroups))
-	for i, g := range apacheGroups {
+func ApacheKeys() []ApacheKeyGroup { return keyGroupDocs(apacheGroups) }
+
+// ApacheNamesrvKeys lists every Apache nameserver key rocketraft accepts
+// without effect, by reason, in the order of apache_namesrv_keys.go.
+func ApacheNamesrvKeys() []ApacheKeyGroup { return keyGroupDocs(apacheNamesrvGroups) }
+
+func keyGroupDocs[T any](groups []apacheGroup[T]) []ApacheKeyGroup {
+	out := make([]ApacheKeyGroup, len(groups))
+	for i, g := range groups {
 		keys := slices.Clone(g.keys)
 		slices.SortFunc(keys, func(a, b string) int { return strings.Compare(strings.ToLower(a), strings.ToLower(b)) })
 		out[i] = ApacheKeyGroup{Reason: g.reason, Keys: keys}
@@ -88,23 +95,24 @@ func ApacheKeysMarkdown(groups []ApacheKeyGroup) string {
 	return b.String()
 }
 
-// noEffectRows turns apacheGroups into rows of the loading table: each parses
-// any value (unless refuse says otherwise) into a Warning on the Broker. They
-// are not in brokerKeys, so the key docs, Effective and Validate never see them.
-func noEffectRows(groups []apacheGroup) []keySpec[Broker] {
-	var rows []keySpec[Broker]
+// noEffectRows turns groups into rows of the loading table: each parses any
+// value (unless refuse says otherwise) into a Warning that warn records on the
+// configuration. They are not in the key table (brokerKeys, namesrvKeys), so
+// the key docs, Effective and Validate never see them.
+func noEffectRows[T any](groups []apacheGroup[T], warn func(cfg *T, w Warning)) []keySpec[T] {
+	var rows []keySpec[T]
 	for _, g := range groups {
 		for _, name := range g.keys {
-			rows = append(rows, noEffectRow(name, g))
+			rows = append(rows, noEffectRow(name, g, warn))
 		}
 	}
 	return rows
 }
 
-func noEffectRow(name string, g apacheGroup) keySpec[Broker] {
-	return keySpec[Broker]{
+func noEffectRow[T any](name string, g apacheGroup[T], warn func(cfg *T, w Warning)) keySpec[T] {
+	return keySpec[T]{
 		name: name,
-		set: func(b *Broker, s string) error {
+		set: func(cfg *T, s string) error {
 			if g.refuse != nil {
 				if rule := g.refuse(s); rule != "" {
 					return errors.New(rule)
@@ -112,19 +120,20 @@ func noEffectRow(name string, g apacheGroup) keySpec[Broker] {
 			}
 			reason := g.reason
 			if g.reasonFor != nil {
-				reason = g.reasonFor(b, s)
+				reason = g.reasonFor(cfg, s)
 			}
-			b.Warnings = append(b.Warnings, Warning{Key: name, Value: s, Reason: reason})
+			warn(cfg, Warning{Key: name, Value: s, Reason: reason})
 			return nil
 		},
-		get: func(*Broker) string { return "" },
+		get: func(*T) string { return "" },
 	}
 }
 
 // brokerLoadKeys is what a broker config is loaded with: our keys first (so
 // loading the Apache rows can read their values), then Apache's keys without
 // effect. Each name, ignoring case, is in one row only (a test checks it).
-var brokerLoadKeys = slices.Concat(brokerKeys, noEffectRows(apacheGroups))
+var brokerLoadKeys = slices.Concat(brokerKeys, noEffectRows(apacheGroups,
+	func(b *Broker, w Warning) { b.Warnings = append(b.Warnings, w) }))
 
 // attributeWarnings gives every warning the origin of its key's value and
 // orders them as problems are ordered: file lines first, then variables, flags.

@@ -16,7 +16,7 @@ import (
 // The reasons are ours and say what rocketraft does instead, so the warning
 // tells the operator where to look. A key moves from here to brokerKeys when
 // rocketraft implements its meaning.
-var apacheGroups = []apacheGroup{
+var apacheGroups = []apacheGroup[Broker]{
 	// Roles and replication: what raft decides instead.
 	{
 		reason: "raft assigns broker ids: the leader registers as brokerId 0, each follower as its position in dLegerPeers + 1",

@@ -96,12 +96,13 @@ func TestDefaultNamesrv(t *testing.T) {
 		ListenPort:          9876,
 		ListenAddr:          "127.0.0.1",
 		BrokerExpireTimeout: 120 * time.Second,
+		ScanInterval:        5 * time.Second,
 		LogLevel:            "info",
 		AdminListen:         "127.0.0.1:9878",
 		TLS:                 TLSServer{Mode: "disabled", NeedClientAuth: "none"},
 	}
 	got := DefaultNamesrv()
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("DefaultNamesrv() = %+v, want %+v", got, want)
 	}
 	if err := got.Validate(); err != nil {

@@ -29,7 +29,8 @@
 //     and yields one Warning (key, value, origin, reason) in Broker.Warnings,
 //     which the broker logs at start, so Apache's sample configs load
 //     unmodified and no accepted key is silently ignored. A key in neither
-//     table is still an unknown key.
+//     table is still an unknown key. The nameserver does the same with
+//     Apache's nameserver keys (apache_namesrv_keys.go, Namesrv.Warnings).
 //   - The layering and the origin of every value (Layers, Origin, Effective).
 //   - The key documentation (BrokerKeys, NamesrvKeys, KeysMarkdown), built from
 //     the same table that parses and validates, so docs cannot drift.

@@ -34,7 +34,7 @@ func TestKeyDocDefaultsRoundTrip(t *testing.T) {
 			continue
 		}
 		n := DefaultNamesrv()
-		if err := spec.set(&n, k.Default); err != nil || n != defN {
+		if err := spec.set(&n, k.Default); err != nil || !reflect.DeepEqual(n, defN) {
 			t.Errorf("namesrv %s: default %q round trip: %+v, %v", k.Name, k.Default, n, err)
 		}
 	}
@@ -71,7 +71,7 @@ func TestKeyDocsComplete(t *testing.T) {
 	for _, k := range NamesrvKeys() {
 		names = append(names, k.Name)
 	}
-	if want := []string{"listenPort", "listenAddr", "brokerExpireTimeout", "logLevel", "adminListen",
+	if want := []string{"listenPort", "listenAddr", "brokerExpireTimeout", "bindAddress", "scanNotActiveBrokerInterval", "logLevel", "adminListen",
 		"tlsMode", "tlsServerCertPath", "tlsServerKeyPath", "tlsServerTrustCertPath", "tlsServerNeedClientAuth",
 		"aclEnable", "aclFile", "brokerAuthFile"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("namesrv keys %v, want %v", names, want)

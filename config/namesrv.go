@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,12 +14,20 @@ type Namesrv struct {
 	ListenPort          int           // listenPort
 	ListenAddr          string        // listenAddr: IP or host to bind; "" or 0.0.0.0 = every interface
 	BrokerExpireTimeout time.Duration // brokerExpireTimeout: a broker silent this long is dropped from routes
-	LogLevel            string        // logLevel
-	AdminListen         string        // adminListen: HTTP metrics/health; "" disables
-	TLS                 TLSServer     // tls* keys of the client port
-	ACLEnable           bool          // aclEnable: admin writes (DELETE_TOPIC_IN_NAMESRV) need an admin account of aclFile
-	ACLFile             string        // aclFile: plain_acl.yml; required when ACLEnable
-	BrokerAuthFile      string        // brokerAuthFile: brokerName → secret; registrations must be signed with it
+	ScanInterval        time.Duration // scanNotActiveBrokerInterval: how often expired brokers are looked for
+	// BindAddress is Apache 5.x's name for ListenAddr (NettyServerConfig);
+	// loading copies it there, and a file that gives both must agree.
+	BindAddress    string
+	LogLevel       string    // logLevel
+	AdminListen    string    // adminListen: HTTP metrics/health; "" disables
+	TLS            TLSServer // tls* keys of the client port
+	ACLEnable      bool      // aclEnable: admin writes (DELETE_TOPIC_IN_NAMESRV) need an admin account of aclFile
+	ACLFile        string    // aclFile: plain_acl.yml; required when ACLEnable
+	BrokerAuthFile string    // brokerAuthFile: brokerName → secret; registrations must be signed with it
+	// Warnings are the Apache keys the file (or a variable, or --set) gave
+	// that have no effect on rocketraft's nameserver, one per key, in file
+	// order; cmd logs one line for each at start.
+	Warnings []Warning
 }
 
 // DefaultNamesrv returns the defaults: 127.0.0.1:9876, brokers expire after 120s.
@@ -27,6 +36,7 @@ func DefaultNamesrv() Namesrv {
 		ListenPort:          DefaultNamesrvListenPort,
 		ListenAddr:          "127.0.0.1",
 		BrokerExpireTimeout: 120 * time.Second,
+		ScanInterval:        5 * time.Second,
 		LogLevel:            "info",
 		AdminListen:         defaultAdminListen(DefaultNamesrvListenPort),
 		TLS:                 defaultTLSServer(),
@@ -54,7 +64,7 @@ func ParseNamesrv(data []byte, format Format) (Namesrv, error) {
 
 func loadNamesrv(src sources) (Namesrv, Effective, error) {
 	n := DefaultNamesrv()
-	origins, probs, err := applyLayers(namesrvKeys, keyNames(brokerLoadKeys), src, &n)
+	origins, probs, err := applyLayers(namesrvLoadKeys, keyNames(brokerLoadKeys), src, &n)
 	if err != nil {
 		return Namesrv{}, Effective{}, err
 	}
@@ -66,6 +76,8 @@ func loadNamesrv(src sources) (Namesrv, Effective, error) {
 				"default listenPort+%d is above 65535; set adminListen, or set it empty to disable", adminPortOffset))
 		}
 	}
+	probs = append(probs, n.adoptBindAddress(origins)...)
+	n.Warnings = attributeWarnings(n.Warnings, origins)
 	vprobs := n.validate()
 	vprobs.attribute(origins)
 	probs = append(probs, dropKeys(vprobs, probs)...)
@@ -73,7 +85,26 @@ func loadNamesrv(src sources) (Namesrv, Effective, error) {
 	if err := probs.err(); err != nil {
 		return Namesrv{}, Effective{}, err
 	}
-	return n, effective("namesrv", namesrvKeys, &n, origins), nil
+	eff := effective("namesrv", namesrvKeys, &n, origins)
+	eff.Warnings = n.Warnings
+	return n, eff, nil
+}
+
+// adoptBindAddress makes Apache's bindAddress the listen address, unless
+// listenAddr was given too with another value: two keys for one setting that
+// disagree is a mistake to report, not to resolve by table order.
+func (n *Namesrv) adoptBindAddress(origins map[string]Origin) problems {
+	if origins["bindAddress"].Kind == OriginDefault {
+		return nil
+	}
+	if origins["listenAddr"].Kind != OriginDefault && n.ListenAddr != n.BindAddress {
+		var ps problems
+		ps.addAt(origins["bindAddress"], "bindAddress", n.BindAddress,
+			"names the same setting as listenAddr ("+strconv.Quote(n.ListenAddr)+"); give one of them")
+		return ps
+	}
+	n.ListenAddr = n.BindAddress
+	return nil
 }
 
 // Validate checks every key, returning a *ValidationError listing all problems, or nil.
@@ -138,6 +169,35 @@ var namesrvKeys = []keySpec[Namesrv]{
 		check: func(n *Namesrv) string {
 			if n.BrokerExpireTimeout < time.Second {
 				return "must be at least 1s"
+			}
+			return ""
+		},
+	},
+	{
+		name: "bindAddress", doc: "Apache 5.x's name for listenAddr: the address to bind. Give one of the two; both with different values is an error.",
+		set: func(n *Namesrv, s string) error { n.BindAddress = strings.TrimSpace(s); return nil },
+		get: func(n *Namesrv) string { return n.BindAddress },
+		check: func(n *Namesrv) string {
+			if n.BindAddress == "" {
+				return ""
+			}
+			return checkHost(n.BindAddress)
+		},
+	},
+	{
+		name: "scanNotActiveBrokerInterval", doc: "How often the nameserver drops brokers whose registration expired (brokerExpireTimeout or the broker's heartbeatTimeoutMillis); milliseconds, as Apache's NamesrvConfig, or a duration.",
+		set: func(n *Namesrv, s string) error {
+			d, err := parseDuration(s, true)
+			if err != nil {
+				return err
+			}
+			n.ScanInterval = d
+			return nil
+		},
+		get: func(n *Namesrv) string { return formatMillis(n.ScanInterval) },
+		check: func(n *Namesrv) string {
+			if n.ScanInterval < 100*time.Millisecond || n.ScanInterval > time.Minute {
+				return "must be between 100ms and 1m"
 			}
 			return ""
 		},
@@ -212,3 +272,8 @@ var namesrvKeys = []keySpec[Namesrv]{
 }
 
 func namesrvTLS(n *Namesrv) *TLSServer { return &n.TLS }
+
+// namesrvLoadKeys is what a nameserver config is loaded with: our keys, then
+// Apache's keys without effect.
+var namesrvLoadKeys = slices.Concat(namesrvKeys, noEffectRows(apacheNamesrvGroups,
+	func(n *Namesrv, w Warning) { n.Warnings = append(n.Warnings, w) }))

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -223,9 +224,9 @@ func TestNamesrvRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Namesrv{ListenPort: 9877, ListenAddr: "0.0.0.0", BrokerExpireTimeout: 30e9, LogLevel: "warn", AdminListen: "127.0.0.1:9879",
-		TLS: TLSServer{Mode: "disabled", NeedClientAuth: "none"}}
-	if n != want {
+	want := Namesrv{ListenPort: 9877, ListenAddr: "0.0.0.0", BrokerExpireTimeout: 30e9, ScanInterval: 5e9, LogLevel: "warn",
+		AdminListen: "127.0.0.1:9879", TLS: TLSServer{Mode: "disabled", NeedClientAuth: "none"}}
+	if !reflect.DeepEqual(n, want) {
 		t.Errorf("got %+v, want %+v", n, want)
 	}
 }

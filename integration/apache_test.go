@@ -21,10 +21,11 @@ import (
 
 // Apache's conf/dledger/broker-n{0,1,2}.conf, as shipped but for relative store paths (config/testdata/apache).
 const (
-	apacheGroup      = "RaftNode00"
-	apacheNamesrv    = "127.0.0.1:9876"
-	apacheConfDir    = "../config/testdata/apache/dledger"
-	apacheTraceTopic = "RMQ_SYS_TRACE_TOPIC"
+	apacheGroup       = "RaftNode00"
+	apacheNamesrv     = "127.0.0.1:9876"
+	apacheConfDir     = "../config/testdata/apache/dledger"
+	apacheNamesrvConf = "../config/testdata/apache/namesrv.conf"
+	apacheTraceTopic  = "RMQ_SYS_TRACE_TOPIC"
 )
 
 // apachePorts are the ports Apache's DLedger sample uses: the nameserver, each
@@ -83,11 +84,15 @@ func TestApacheDLedgerSampleConfigsStartAGroup(t *testing.T) {
 		t.Logf("a port of Apache's sample is in use here: moved to nameserver %s, brokers %v, raft %s", nsAddr, clientAddrs, peers)
 	}
 
-	nsConf := filepath.Join(dir, "namesrv.conf")
-	if err := (proctest.NamesrvConfig{Addr: nsAddr}).Write(nsConf); err != nil {
+	// The nameserver runs from a config with Apache's nameserver keys
+	// (config/testdata/apache/namesrv.conf), moved to the test's address.
+	nsConf, err := filepath.Abs(apacheNamesrvConf)
+	if err != nil {
 		t.Fatal(err)
 	}
-	ns := newProc("namesrv", filepath.Join(dir, "namesrv.log"), "namesrv", "-c", nsConf)
+	nsHost, nsPort, _ := net.SplitHostPort(nsAddr)
+	ns := newProc("namesrv", filepath.Join(dir, "namesrv.log"), "namesrv", "-c", nsConf,
+		"--set", "listenPort="+nsPort, "--set", "bindAddress="+nsHost, "--set", "adminListen=")
 	var nodes []*proctest.Proc
 	for i := range 3 {
 		conf, err := filepath.Abs(filepath.Join(apacheConfDir, fmt.Sprintf("broker-n%d.conf", i)))
@@ -144,6 +149,12 @@ func TestApacheDLedgerSampleConfigsStartAGroup(t *testing.T) {
 	}
 	t.Logf("%v: group %s registered: %v (leader %s, sending through follower %s)", time.Since(started).Round(time.Millisecond), apacheGroup, addrs, leader, follower)
 
+	for _, key := range []string{"rocketmqHome", "kvConfigPath", "orderMessageEnable", "serverWorkerThreads",
+		"clientRequestThreadPoolNums", "enableControllerInNamesrv", "useTLS"} {
+		if !ns.LogContains("config key has no effect: key=" + key + " ") {
+			t.Errorf("nameserver: no warning line for %s", key)
+		}
+	}
 	for _, n := range nodes {
 		for _, key := range []string{"storePathCommitLog", "enableDLegerCommitLog", "sendMessageThreadPoolNums"} {
 			if !n.LogContains("config key has no effect: broker=" + apacheGroup + " node=" + n.Name + " key=" + key + " ") {

@@ -106,6 +106,10 @@ func waitCommitted(t *testing.T, c *cluster, group, topic string, last map[int]i
 	tc := transport.NewClient(transport.ClientConfig{DialTimeout: time.Second})
 	defer tc.Close()
 	deadline := time.Now().Add(10 * time.Second)
+	var firstLeader string
+	if addrs, err := c.brokerAddrs(); err == nil {
+		firstLeader = addrs[0]
+	}
 	for q, off := range last {
 		want := strconv.FormatInt(off+1, 10)
 		for {
@@ -123,7 +127,14 @@ func waitCommitted(t *testing.T, c *cluster, group, topic string, last map[int]i
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("queue %d: broker holds offset %q for %s, want %s after the first run", q, got, group, want)
+				// A leader that loses its leadership drops the offsets it had not
+				// replicated yet (at-least-once); say so when that is what happened.
+				var now string
+				if addrs, err := c.brokerAddrs(); err == nil {
+					now = addrs[0]
+				}
+				t.Fatalf("queue %d: broker holds offset %q for %s, want %s after the first run (leader %s at the first query, %s now)",
+					q, got, group, want, firstLeader, now)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}

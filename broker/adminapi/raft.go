@@ -58,6 +58,11 @@ func (a *API) raftChange(ctx context.Context, req *route.Request) (*transport.Co
 				return nil, err
 			}
 		}
+		// Pending consumer offsets would be dropped with the leadership;
+		// replicate them first (the transfer still goes ahead if that fails).
+		if ferr := a.d.Offsets.Flush(cctx); ferr != nil {
+			a.log.Warn("consumer offset flush before leadership transfer failed", "error", ferr)
+		}
 		err = rep.TransferLeadership(cctx, id)
 	case transport.RaftAddVoter:
 		err = rep.AddVoter(cctx, id, addr)

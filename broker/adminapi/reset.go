@@ -71,12 +71,43 @@ func gsonOffsetTable(entries []ResetOffsetEntry) []byte {
 	return append(buf, "]}"...)
 }
 
+// mapOffsetTable encodes ResetOffsetBody as Apache writes it (fastjson):
+// {"offsetTable":{<MessageQueue>:offset,...}}, each key a messageQueueKey.
+// Java's mqadmin and clients decode only this form; the gson array form
+// fails there with "syntax error, expect {, actual [".
+func mapOffsetTable(entries []ResetOffsetEntry) []byte {
+	table := make(map[string]int64, len(entries))
+	for _, e := range entries {
+		table[messageQueueKey(e.Topic, e.BrokerName, e.QueueID)] = e.Offset
+	}
+	body, err := json.Marshal(struct {
+		OffsetTable map[string]int64 `json:"offsetTable"`
+	}{table})
+	if err != nil {
+		panic("adminapi: marshal reset offsets: " + err.Error()) // strings and ints: cannot fail
+	}
+	return body
+}
+
+// resetNotification is the RESET_CONSUMER_CLIENT_OFFSET (220) body for a
+// client speaking lang: Java's fastjson form, or the gson form the Go client
+// parses (it splits the array form by hand and reads nothing else).
+func resetNotification(lang string, entries []ResetOffsetEntry) []byte {
+	if lang == "JAVA" {
+		return mapOffsetTable(entries)
+	}
+	return gsonOffsetTable(entries)
+}
+
 // resetOffset serves INVOKE_BROKER_TO_RESET_OFFSET (222) from admin tools on the
 // leader: ext topic, group, timestamp (ms; -1 = the end), isForce. It computes
 // the offsets, replicates them as the group's committed offsets, then tells every
 // connected client of the group with RESET_CONSUMER_CLIENT_OFFSET (220), which
-// makes a Go push consumer drop its queues and resume from the new offsets. The
-// answer body is {"offsetTable":[ResetOffsetEntry...]}.
+// makes a push consumer (Go or Java, each sent the body form it parses) drop
+// its queues and resume from the new offsets. The answer is Apache's
+// ResetOffsetBody (mapOffsetTable). Unlike Apache, which answers
+// CONSUMER_NOT_ONLINE when no member is connected (mqadmin then falls back to
+// committing each queue itself), the offsets move either way.
 func (a *API) resetOffset(ctx context.Context, req *route.Request) (*transport.Command, error) {
 	f := route.NewFields(req.ExtFields)
 	topic, group := f.Str("topic", true), f.Str("group", true)
@@ -102,22 +133,18 @@ func (a *API) resetOffset(ctx context.Context, req *route.Request) (*transport.C
 	if err := a.d.Offsets.Flush(cctx); err != nil {
 		return nil, fmt.Errorf("reset offsets group=%s topic=%s: replicate: %w", group, topic, err)
 	}
-	notify := transport.NewRequest(transport.ResetConsumerClientOffset, map[string]string{
+	ext := map[string]string{
 		"topic": topic, "group": group, "timestamp": strconv.FormatInt(ts, 10), "isForce": strconv.FormatBool(force),
-	}, gsonOffsetTable(entries))
+	}
 	conns := a.d.Clients.ConsumerConns(group)
 	for _, c := range conns {
+		lang, _, _ := c.Peer()
+		notify := transport.NewRequest(transport.ResetConsumerClientOffset, ext, resetNotification(lang, entries))
 		if err := c.InvokeOneway(notify); err != nil {
 			a.log.Warn("reset offset notification failed", "group", group, "remote", c.RemoteAddr(), "error", err)
 		}
 	}
 	a.log.Info("consumer offsets reset", "group", group, "topic", topic, "timestamp", ts, "force", force,
 		"queues", len(entries), "clientsNotified", len(conns))
-	body, err := json.Marshal(struct {
-		OffsetTable []ResetOffsetEntry `json:"offsetTable"`
-	}{entries})
-	if err != nil {
-		panic("adminapi: marshal reset answer: " + err.Error())
-	}
-	return route.OK(nil, body), nil
+	return route.OK(nil, mapOffsetTable(entries)), nil
 }

@@ -182,10 +182,13 @@ func (a *API) consumeStatsTopics(group, topic string, topicList []string) []stri
 // consumeStats serves GET_CONSUME_STATS (208, mqadmin consumerProgress, the
 // dashboard's and the exporter's consumer pages) on the leader, which holds the
 // offsets not yet replicated: per read queue of each topic, the max offset, the
-// group's committed offset (0 when none, as Apache reports it), and the store
-// time of the last message it consumed. Pull offsets and TPS are not tracked:
-// pullOffset is the committed offset and consumeTps 0. Topics that do not exist
-// are skipped.
+// group's committed offset (0 when none, as Apache reports it), the next offset
+// this node told the group to pull (never below the committed one: a queue it
+// served no pull of, or one reset backwards since, shows the committed offset,
+// as Apache 5.x does), and the store time of the last message it consumed.
+// consumeTps is the messages per second the group pulled here over the last
+// minute, summed over the topics (Apache's tpsGroupGetNums). Topics that do
+// not exist are skipped.
 func (a *API) consumeStats(_ context.Context, req *route.Request) (*transport.Command, error) {
 	f := route.NewFields(req.ExtFields)
 	group, topic, list := f.Str("consumerGroup", true), f.Str("topic", false), f.Str("topicList", false)
@@ -202,6 +205,7 @@ func (a *API) consumeStats(_ context.Context, req *route.Request) (*transport.Co
 		}
 	}
 	stats := ConsumeStats{OffsetTable: make(map[string]OffsetWrapper)}
+	now := a.d.Replica.Now()
 	for _, t := range a.consumeStatsTopics(group, topic, topicList) {
 		tc, ok := a.d.Replica.Topic(t)
 		if !ok {
@@ -214,8 +218,12 @@ func (a *API) consumeStats(_ context.Context, req *route.Request) (*transport.Co
 				w.LastTimestamp = a.storeTimestampAt(t, q, off-1)
 			}
 			w.PullOffset = w.ConsumerOffset
+			if next, ok := a.d.Stats.PullOffset(group, t, q); ok {
+				w.PullOffset = max(store.QueueOffset(next), w.ConsumerOffset)
+			}
 			stats.OffsetTable[messageQueueKey(t, a.d.BrokerName, q)] = w
 		}
+		stats.ConsumeTps += a.d.Stats.GroupGetTPS(group, t, now)
 	}
 	body, err := marshalBeanKeyed(stats)
 	if err != nil {

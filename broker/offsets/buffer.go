@@ -46,6 +46,19 @@ func (b *Buffer) Forget(group string) {
 	}
 }
 
+// Drop discards everything pending and returns how many offsets it held. The
+// broker calls it when this node stops being the leader: those commits can no
+// longer be replicated from here, and flushing them after a later re-election
+// would write them over newer offsets the other leaders replicated, moving
+// committed offsets backwards. Live consumers commit again within seconds.
+func (b *Buffer) Drop() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(b.pending)
+	clear(b.pending)
+	return n
+}
+
 // Committed is the latest committed offset: pending on this leader, else
 // replicated.
 func (b *Buffer) Committed(group, topic string, queueID int32) (store.QueueOffset, bool) {

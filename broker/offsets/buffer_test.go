@@ -73,3 +73,24 @@ func TestForgetDropsOnlyThatGroupsPendingOffsets(t *testing.T) {
 		t.Fatalf("pending after Forget = %+v, want only kept/T/0=7", offs)
 	}
 }
+
+// Drop empties the buffer: Committed falls back to the replicated value and a
+// later Flush writes nothing stale.
+func TestDropDiscardsPending(t *testing.T) {
+	rep := fakereplica.New(nil, replica.RoleLeader)
+	b := NewBuffer(rep)
+	b.Put("g", "T", 0, 7)
+	b.Put("g", "T", 1, 9)
+	if n := b.Drop(); n != 2 {
+		t.Fatalf("Drop = %d, want 2", n)
+	}
+	if _, ok := b.Committed("g", "T", 0); ok {
+		t.Fatal("a dropped offset is still reported as committed")
+	}
+	if err := b.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if off, ok := rep.ConsumerOffset("g", "T", 1); ok {
+		t.Fatalf("Flush after Drop replicated offset %d", off)
+	}
+}

@@ -17,6 +17,9 @@
 //     (item.go, Apache's StatsItem).
 //   - The put latency distribution of the last full minute in Apache's 13
 //     ranges and its 99th and 99.9th percentiles (latency.go).
+//   - The pull-offset table: the next offset each group was told to pull per
+//     queue (GET_CONSUME_STATS pullOffset; bounded, pulls.go), and each group's
+//     get TPS over the minute view of GROUP_GET_NUMS (consumeTps).
 //   - The day counters: total puts and gets now, at this morning's and at
 //     yesterday morning's midnight (clusterList -m).
 //

@@ -34,6 +34,7 @@ type Stats struct {
 	day                            int // now.YearDay() of the last day roll, in now's location
 	putTodayMorning, putYesterday  int64
 	getTodayMorning, getYesterday  int64
+	pulls                          pullTable
 }
 
 // New starts counting at now for a node of cluster (the key of
@@ -99,6 +100,34 @@ func (s *Stats) ObserveGet(now time.Time, group, topic string, msgs, bytes int) 
 	s.itemLocked(now, GroupGetNums, key).add(int64(msgs))
 	s.itemLocked(now, GroupGetSize, key).add(int64(bytes))
 	s.itemLocked(now, BrokerGetNums, s.cluster).add(int64(msgs))
+}
+
+// ObservePullOffset records the offset a pull of group on a queue answered as
+// the next one to pull, which GET_CONSUME_STATS reports as pullOffset. Soft
+// state: a new leader learns it from the next pulls.
+func (s *Stats) ObservePullOffset(group, topic string, queueID int32, next int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pulls.record(pullKey{group, topic, queueID}, next)
+}
+
+// PullOffset is the next offset this node last told group to pull from the
+// queue; false when it answered no pull of it (or the table was full).
+func (s *Stats) PullOffset(group, topic string, queueID int32) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pulls.get(pullKey{group, topic, queueID})
+}
+
+// GroupGetTPS is the messages per second group pulled from topic here over
+// the last minute (Apache's BrokerStatsManager.tpsGroupGetNums: the minute
+// view of GROUP_GET_NUMS), 0 when it pulled none.
+func (s *Stats) GroupGetTPS(group, topic string, now time.Time) float64 {
+	d, ok := s.Item(GroupGetNums, topic+"@"+group, now)
+	if !ok {
+		return 0
+	}
+	return d.Minute.TPS
 }
 
 // Tick samples the rates, the item views that are due, rolls the latency

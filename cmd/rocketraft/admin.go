@@ -91,7 +91,7 @@ func adminClusterCommand(f *adminFlags) *cobra.Command {
 }
 
 func adminMessageCommand(f *adminFlags) *cobra.Command {
-	cmd := &cobra.Command{Use: "message", Short: "Find messages by key or id and print them decoded"}
+	cmd := &cobra.Command{Use: "message", Short: "Find, print, send, consume and trace messages"}
 	var maxNum int
 	key := &cobra.Command{
 		Use: "key TOPIC KEY", Short: "Messages whose KEYS or msgId equal KEY", Args: cobra.ExactArgs(2),
@@ -121,5 +121,6 @@ func adminMessageCommand(f *adminFlags) *cobra.Command {
 	}
 	addTopic(id.Flags(), &topic, "topic, to look up a producer msgId (UNIQ_KEY)")
 	cmd.AddCommand(key, id)
+	cmd.AddCommand(messageSubcommands(f)...)
 	return cmd
 }

@@ -242,6 +242,13 @@ func TestAdminEveryCommandPrintsJSON(t *testing.T) {
 		{"connections producer", fixed("json-producers", "-t", topic)},
 		{"message key", fixed(topic, "key-1")},
 		{"message id", func() []string { return []string{offsetMsgID} }},
+		// A trace record as Java writes one, on JsonT as the trace topic.
+		{"message send", fixed(topic, "--body", "Pub\x011700000000000\x01DefaultRegion\x01pg\x01"+topic+"\x01json-traced\x01\x01\x01h:1\x011\x012\x010\x01off\x01true\x02",
+			"--keys", "json-traced", "-B", "broker-a", "--queue", "1")},
+		{"message offset", fixed(topic, "-B", "broker-a", "--queue", "0", "--offset", "0")},
+		{"message print", fixed(topic)},
+		{"message consume", fixed(topic, "--count", "1")},
+		{"message trace", fixed("json-traced", "--trace-topic", topic)},
 		{"acl list", fixed()},
 		{"acl set", fixed("jsonUser1", "--account-secret", "json-user-secret", "--default-topic-perm", "SUB")},
 		{"acl delete", fixed("jsonUser1")},

@@ -34,11 +34,14 @@ func newNamesrvCommand() *cobra.Command {
 				addr = listen
 			}
 			log := newLogger("namesrv", cfg.LogLevel)
+			logConfigWarnings(log, cfg.Warnings)
 			tlsCfg, err := serverTLS(cfg.TLS)
 			if err != nil {
 				return err
 			}
-			nsCfg := nameserver.Config{ListenAddr: addr, BrokerExpireTimeout: cfg.BrokerExpireTimeout, TLS: tlsCfg}
+			nsCfg := nameserver.Config{
+				ListenAddr: addr, BrokerExpireTimeout: cfg.BrokerExpireTimeout, ScanInterval: cfg.ScanInterval, TLS: tlsCfg,
+			}
 			if cfg.BrokerAuthFile != "" {
 				if nsCfg.BrokerAuth, err = nameserver.LoadBrokerSecrets(cfg.BrokerAuthFile); err != nil {
 					return err

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -51,13 +52,11 @@ func (c *Client) GroupResetOffset(ctx context.Context, group, topic string, time
 			return out, fmt.Errorf("reset offset broker=%s: %s %s: %w", g.Target(), resp.ResponseCode(), resp.Remark, ErrBrokerResponse)
 		}
 		found = true
-		var body struct {
-			OffsetTable []ResetOffset `json:"offsetTable"`
-		}
-		if err := json.Unmarshal(resp.Body, &body); err != nil {
+		rs, err := decodeResetBody(resp.Body)
+		if err != nil {
 			return out, fmt.Errorf("reset offset broker=%s: %v: %w", g.Target(), err, ErrBadAnswer)
 		}
-		for _, r := range body.OffsetTable {
+		for _, r := range rs {
 			r.BrokerGroup = g.Name
 			out = append(out, r)
 		}
@@ -65,6 +64,32 @@ func (c *Client) GroupResetOffset(ctx context.Context, group, topic string, time
 	if !found {
 		return nil, fmt.Errorf("reset offset: topic %s on %d broker groups: %w", topic, len(groups), ErrNotFound)
 	}
+	return out, nil
+}
+
+// decodeResetBody reads Apache's ResetOffsetBody, {"offsetTable":{<MessageQueue
+// JSON>:offset}}, sorted by topic and queue.
+func decodeResetBody(body []byte) ([]ResetOffset, error) {
+	var b struct {
+		OffsetTable map[string]int64 `json:"offsetTable"`
+	}
+	if err := json.Unmarshal(body, &b); err != nil {
+		return nil, err
+	}
+	out := make([]ResetOffset, 0, len(b.OffsetTable))
+	for k, off := range b.OffsetTable {
+		var mq struct {
+			Topic   string `json:"topic"`
+			QueueID int32  `json:"queueId"`
+		}
+		if err := json.Unmarshal([]byte(k), &mq); err != nil {
+			return nil, fmt.Errorf("offsetTable key %q is not a MessageQueue: %v", k, err)
+		}
+		out = append(out, ResetOffset{Topic: mq.Topic, QueueID: mq.QueueID, Offset: off})
+	}
+	slices.SortFunc(out, func(a, b ResetOffset) int {
+		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.QueueID, b.QueueID))
+	})
 	return out, nil
 }
 

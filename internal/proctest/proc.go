@@ -27,6 +27,7 @@ type Proc struct {
 	Bin     string // the rocketraft binary
 	Args    []string
 	LogPath string
+	Env     []string // added to this process's environment ("KEY=value")
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd     // current incarnation; nil before the first Start
@@ -53,6 +54,9 @@ func (p *Proc) Start() error {
 	fmt.Fprintf(logf, "=== proctest: start %s at %s\n", p.Name, time.Now().Format(time.RFC3339Nano))
 	cmd := exec.Command(p.Bin, p.Args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	if len(p.Env) > 0 {
+		cmd.Env = append(os.Environ(), p.Env...)
+	}
 	if err := cmd.Start(); err != nil {
 		_ = logf.Close()
 		return fmt.Errorf("start %s: %w", p.Name, err)

@@ -1,0 +1,77 @@
+package broker
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/rocketraft/rocketraft/broker/replica"
+	"github.com/rocketraft/rocketraft/transport"
+)
+
+// TestPendingOffsetsAcrossLeadershipChanges: consumer offsets the leader holds
+// but has not replicated (the flush interval is an hour here) are replicated
+// before a planned leadership transfer, and dropped when leadership is lost
+// unplanned, so a later re-election cannot flush them over newer offsets.
+// (Found by TestGroupResumesFromCommittedOffset failing under load: an
+// election in the shared cluster lost the offsets a consumer committed at
+// shutdown.)
+func TestPendingOffsetsAcrossLeadershipChanges(t *testing.T) {
+	tb := startTestBroker(t, replica.RoleLeader, []Peer{{ID: "n0", ClientAddr: "127.0.0.1:10911"}, {ID: "n1"}})
+	tb.replica.PeerList = []replica.Peer{{ID: "n0", Address: "127.0.0.1:40911", Suffrage: "Voter"},
+		{ID: "n1", Address: "127.0.0.1:40921", Suffrage: "Voter"}}
+	tb.call(t, transport.SendMessage, sendExt("TO", 0, ""), []byte("x"))
+	commit := func(off string) {
+		t.Helper()
+		u := map[string]string{"consumerGroup": "g", "topic": "TO", "queueId": "0", "commitOffset": off}
+		if r := tb.call(t, transport.UpdateConsumerOffset, u, nil); r.ResponseCode() != transport.Success {
+			t.Fatalf("commit %s: %s", off, r.Remark)
+		}
+	}
+	replicated := func() (int64, bool) {
+		off, ok := tb.replica.ConsumerOffset("g", "TO", 0)
+		return int64(off), ok
+	}
+
+	commit("1")
+	if off, ok := replicated(); ok {
+		t.Fatalf("offset %d replicated before any flush; the test needs it pending", off)
+	}
+	if r := tb.call(t, transport.RaftTransferLeader, map[string]string{"id": "n1"}, nil); r.ResponseCode() != transport.Success {
+		t.Fatalf("transfer: %s", r.Remark)
+	}
+	if off, ok := replicated(); !ok || off != 1 {
+		t.Fatalf("after a planned transfer the replica holds %d (%v), want 1 flushed before it", off, ok)
+	}
+	if got := tb.replica.TransferTargets(); len(got) != 1 || got[0] != "n1" {
+		t.Fatalf("transfer targets %v, want [n1]", got)
+	}
+
+	// Pending again, then leadership is lost without a transfer.
+	commit("2")
+	st := tb.replica.Status()
+	tb.replica.SetStatus(replica.Status{Role: replica.RoleFollower, Term: st.Term + 1, SelfID: "n0", LeaderID: "n1"})
+	waitRole(t, tb.b, replica.RoleFollower)
+	if off, ok := tb.b.offsets.Committed("g", "TO", 0); !ok || off != 1 {
+		t.Fatalf("after losing leadership the broker reports %d (%v), want the replicated 1", off, ok)
+	}
+	tb.replica.SetStatus(replica.Status{Role: replica.RoleLeader, Term: st.Term + 2, SelfID: "n0", LeaderID: "n0"})
+	waitRole(t, tb.b, replica.RoleLeader)
+	if err := tb.b.offsets.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if off, _ := replicated(); off != 1 {
+		t.Fatalf("re-elected leader flushed the stale offset: replica holds %d, want 1", off)
+	}
+}
+
+func waitRole(t *testing.T, b *Broker, role replica.Role) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for b.Status().Role != role {
+		if time.Now().After(deadline) {
+			t.Fatalf("broker role %v, want %v", b.Status().Role, role)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

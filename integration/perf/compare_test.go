@@ -1,0 +1,383 @@
+//go:build perf
+
+package perf
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// workload is one row of the comparison; bench holds `rocketraft bench
+// produce` flags (rocketraft and Apache RocketMQ), jsdrive the driver's flags
+// for the same work on JetStream (nil: no JetStream equivalent).
+type workload struct {
+	name, desc string
+	bench      []string
+	jsdrive    []string
+}
+
+var workloads = []workload{
+	{"async", "async, 1 producer, 256 in flight",
+		[]string{"--client", "native", "--mode", "async", "--producers", "1", "--window", "256"},
+		[]string{"-workload", "async", "-window", "256"}},
+	{"sync1", "sync, 1 producer",
+		[]string{"--client", "native", "--mode", "sync", "--producers", "1"},
+		[]string{"-workload", "sync", "-producers", "1"}},
+	{"sync16", "sync, 16 producers",
+		[]string{"--client", "native", "--mode", "sync", "--producers", "16"},
+		[]string{"-workload", "sync", "-producers", "16"}},
+	{"go64", "official Go client, 64 sync producers",
+		[]string{"--client", "rocketmq-go", "--mode", "sync", "--producers", "64"}, nil},
+}
+
+// result is one measured run.
+type result struct {
+	System       string  `json:"system"`
+	Workload     string  `json:"workload"`
+	Round        int     `json:"round"`
+	N            int     `json:"n"`
+	Errors       int     `json:"errors"`
+	MsgsPerSec   float64 `json:"msgsPerSec"`
+	P50Ms        float64 `json:"p50Ms"`
+	P99Ms        float64 `json:"p99Ms"`
+	ClientCPUSec float64 `json:"clientCpuSec"`
+	ServerCPUSec float64 `json:"serverCpuSec"`
+}
+
+type settings struct {
+	bin, jsdrive, rocketmqLib string
+	n, rounds                 int
+	systems, workloads        []string
+	out                       string
+}
+
+func loadSettings(t *testing.T) settings {
+	s := settings{
+		bin: os.Getenv("ROCKETRAFT_BIN"), jsdrive: os.Getenv("PERF_JSDRIVE"), rocketmqLib: os.Getenv("PERF_ROCKETMQ_LIB"),
+		n: 100000, rounds: 3, out: os.Getenv("PERF_OUT"),
+		systems:   []string{"rocketraft", "jetstream-durable", "jetstream-lazy", "rocketmq", "rocketmq-syncflush"},
+		workloads: []string{"async", "sync1", "sync16", "go64"},
+	}
+	for _, v := range []struct {
+		key string
+		dst *int
+	}{{"PERF_N", &s.n}, {"PERF_ROUNDS", &s.rounds}} {
+		if e := os.Getenv(v.key); e != "" {
+			n, err := strconv.Atoi(e)
+			if err != nil || n <= 0 {
+				t.Fatalf("%s=%q: want a positive integer", v.key, e)
+			}
+			*v.dst = n
+		}
+	}
+	if e := os.Getenv("PERF_SYSTEMS"); e != "" {
+		s.systems = strings.Split(e, ",")
+	}
+	if e := os.Getenv("PERF_WORKLOADS"); e != "" {
+		s.workloads = strings.Split(e, ",")
+	}
+	if s.bin == "" {
+		t.Fatal("ROCKETRAFT_BIN must name the rocketraft binary (make bench-compare sets it)")
+	}
+	for _, sys := range s.systems {
+		switch {
+		case strings.HasPrefix(sys, "jetstream") && s.jsdrive == "":
+			t.Fatalf("system %s needs PERF_JSDRIVE (built from integration/perf/jetstream)", sys)
+		case strings.HasPrefix(sys, "rocketmq") && s.rocketmqLib == "":
+			t.Fatalf("system %s needs PERF_ROCKETMQ_LIB (integration/perf/rocketmq/target/lib after mvn package)", sys)
+		case !slices.Contains([]string{"rocketraft", "jetstream-durable", "jetstream-lazy", "rocketmq", "rocketmq-syncflush"}, sys):
+			t.Fatalf("PERF_SYSTEMS: unknown system %q", sys)
+		}
+	}
+	for _, w := range s.workloads {
+		if !slices.ContainsFunc(workloads, func(x workload) bool { return x.name == w }) {
+			t.Fatalf("PERF_WORKLOADS: unknown workload %q", w)
+		}
+	}
+	return s
+}
+
+// TestBenchCompare runs every selected workload on every selected system,
+// round after round in a rotated order, and writes the report.
+func TestBenchCompare(t *testing.T) {
+	s := loadSettings(t)
+	var results []result
+	raw := filepath.Join(t.TempDir(), "results.jsonl")
+	if s.out != "" {
+		raw = strings.TrimSuffix(s.out, filepath.Ext(s.out)) + ".jsonl"
+	}
+	rawf, err := os.Create(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rawf.Close()
+	record := func(r result) {
+		results = append(results, r)
+		b, _ := json.Marshal(r)
+		fmt.Fprintln(rawf, string(b))
+		t.Logf("round %d %-18s %-7s %8.0f msgs/s  p50 %6.2f ms  p99 %7.2f ms  server %.2f s  client %.2f s  errors %d",
+			r.Round, r.System, r.Workload, r.MsgsPerSec, r.P50Ms, r.P99Ms, r.ServerCPUSec, r.ClientCPUSec, r.Errors)
+	}
+	for round := 1; round <= s.rounds; round++ {
+		order := slices.Clone(s.systems)
+		k := (round - 1) % len(order)
+		order = append(order[k:], order[:k]...) // A B C, B C A, C A B
+		for _, sys := range order {
+			dir := t.TempDir()
+			if strings.HasPrefix(sys, "jetstream") {
+				for _, w := range selected(s.workloads) {
+					if w.jsdrive == nil {
+						continue
+					}
+					r, err := runJetStream(s, sys, w, dir)
+					if err != nil {
+						t.Fatalf("round %d %s %s: %v", round, sys, w.name, err)
+					}
+					r.Round = round
+					record(r)
+				}
+				continue
+			}
+			var rs remotingSystem = &rocketraftSystem{bin: s.bin}
+			if sys != "rocketraft" {
+				flush := "ASYNC_FLUSH"
+				if sys == "rocketmq-syncflush" {
+					flush = "SYNC_FLUSH"
+				}
+				rs = &apacheSystem{lib: s.rocketmqLib, flushDisk: flush}
+			}
+			if err := rs.start(t, dir); err != nil {
+				rs.stop()
+				t.Fatalf("round %d: start %s: %v\n%s", round, sys, err, tails(dir))
+			}
+			for _, w := range selected(s.workloads) {
+				r, err := runBench(s, rs, w)
+				if err != nil {
+					rs.stop()
+					t.Fatalf("round %d %s %s: %v", round, sys, w.name, err)
+				}
+				r.Round = round
+				record(r)
+			}
+			rs.stop()
+		}
+	}
+	report := render(s, results)
+	t.Log("\n" + report)
+	if s.out != "" {
+		if err := os.WriteFile(s.out, []byte(report), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func selected(names []string) []workload {
+	var out []workload
+	for _, w := range workloads {
+		if slices.Contains(names, w.name) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// runBench creates a fresh topic, warms the system up outside the measurement, then runs the workload with `rocketraft bench
+// produce` and reads its JSON summary; server CPU is the /proc delta over the
+// measured process.
+func runBench(s settings, rs remotingSystem, w workload) (result, error) {
+	res := result{System: rs.name(), Workload: w.name, N: s.n}
+	topic := "PerfCompare_" + w.name
+	if err := createTopic(s.bin, rs.namesrv(), rs.cluster(), topic); err != nil {
+		return res, err
+	}
+	common := []string{"bench", "produce", "--namesrv", rs.namesrv(), "--topic", topic, "--size", "1024", "--key-prefix", ""}
+	// The same warm-up for every system: a tenth of the run, at least 2000
+	// (the JVMs need it for their JIT as much as the page cache does).
+	warm := append(slices.Clone(common), "--count", strconv.Itoa(max(2000, s.n/10)), "--producers", "16")
+	if out, err := exec.Command(s.bin, warm...).CombinedOutput(); err != nil {
+		return res, fmt.Errorf("warm-up: %v: %s", err, lastLines(out, 10))
+	}
+	args := append(append(slices.Clone(common), "--count", strconv.Itoa(s.n), "--json", "-"), w.bench...)
+	cmd := exec.Command(s.bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	srv0 := procCPU(rs.serverPIDs())
+	if err := cmd.Run(); err != nil {
+		return res, fmt.Errorf("bench: %v: %s", err, lastLines(stderr.Bytes(), 10))
+	}
+	res.ServerCPUSec = procCPU(rs.serverPIDs()) - srv0
+	res.ClientCPUSec = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
+	var sum struct {
+		Type     string  `json:"type"`
+		Msgs     int64   `json:"msgs"`
+		Failed   int64   `json:"failed"`
+		MsgsPerS float64 `json:"msgs_per_s"`
+		Latency  map[string]struct {
+			P50Ms float64 `json:"p50_ms"`
+			P99Ms float64 `json:"p99_ms"`
+		} `json:"latency"`
+	}
+	found := false
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		if json.Unmarshal(sc.Bytes(), &sum) == nil && sum.Type == "summary" {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return res, fmt.Errorf("bench printed no JSON summary: %s", lastLines(stderr.Bytes(), 10))
+	}
+	lat, ok := sum.Latency["latency"]
+	if !ok {
+		return res, fmt.Errorf("bench summary has no latency series: %v", sum.Latency)
+	}
+	res.Errors = int(sum.Failed)
+	res.MsgsPerSec, res.P50Ms, res.P99Ms = sum.MsgsPerS, lat.P50Ms, lat.P99Ms
+	if sum.Msgs+sum.Failed < int64(s.n) {
+		return res, fmt.Errorf("bench sent %d and failed %d of %d", sum.Msgs, sum.Failed, s.n)
+	}
+	return res, nil
+}
+
+// runJetStream runs jsdrive once: it starts its own three servers, runs the
+// workload and reports its own and its servers' CPU.
+func runJetStream(s settings, sys string, w workload, dir string) (result, error) {
+	ports, err := freePorts(6)
+	if err != nil {
+		return result{}, err
+	}
+	args := []string{"-ports", fmt.Sprintf("%d,%d,%d", ports[0], ports[1], ports[2]),
+		"-routes", fmt.Sprintf("%d,%d,%d", ports[3], ports[4], ports[5]),
+		"-data", filepath.Join(dir, "js-"+w.name), "-n", strconv.Itoa(s.n), "-size", "1024"}
+	if sys == "jetstream-durable" {
+		args = append(args, "-durable")
+	}
+	cmd := exec.Command(s.jsdrive, append(args, w.jsdrive...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return result{}, fmt.Errorf("jsdrive: %v: %s", err, lastLines(stderr.Bytes(), 10))
+	}
+	var r result
+	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &r); err != nil {
+		return result{}, fmt.Errorf("jsdrive output %q: %v", stdout.String(), err)
+	}
+	r.Workload = w.name
+	return r, nil
+}
+
+// procCPU sums utime+stime of pids from /proc/<pid>/stat, in seconds
+// (USER_HZ is 100 on Linux).
+func procCPU(pids []int) float64 {
+	total := 0.0
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 13 {
+			continue
+		}
+		u, _ := strconv.ParseFloat(f[11], 64)
+		k, _ := strconv.ParseFloat(f[12], 64)
+		total += (u + k) / 100
+	}
+	return total
+}
+
+func lastLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func tails(dir string) string {
+	var b strings.Builder
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	for _, l := range logs {
+		data, _ := os.ReadFile(l)
+		fmt.Fprintf(&b, "--- %s ---\n%s\n", filepath.Base(l), lastLines(data, 15))
+	}
+	return b.String()
+}
+
+// render is the Markdown report: per workload and system the median and range
+// over rounds, CPU per 100k messages, and rocketraft's ratio of medians against
+// each peer.
+func render(s settings, rs []result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d rounds, N=%d per run, 1 KiB bodies, %s; systems started fresh each round in rotated order.\n\n",
+		s.rounds, s.n, time.Now().UTC().Format("2006-01-02"))
+	b.WriteString("| workload | system | msgs/s median (min–max) | p50 ms | p99 ms | server CPU s / 100k | client CPU s / 100k | errors |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	medians := map[[2]string]float64{}
+	for _, w := range selected(s.workloads) {
+		for _, sys := range s.systems {
+			var tput, p50, p99, srv, cli []float64
+			errs := 0
+			for _, r := range rs {
+				if r.System != sys || r.Workload != w.name {
+					continue
+				}
+				tput = append(tput, r.MsgsPerSec)
+				p50, p99 = append(p50, r.P50Ms), append(p99, r.P99Ms)
+				per := 100000 / float64(r.N)
+				srv, cli = append(srv, r.ServerCPUSec*per), append(cli, r.ClientCPUSec*per)
+				errs += r.Errors
+			}
+			if len(tput) == 0 {
+				continue
+			}
+			medians[[2]string{w.name, sys}] = median(tput)
+			fmt.Fprintf(&b, "| %s | %s | %.0f (%.0f–%.0f) | %.2f | %.2f | %.2f | %.2f | %d |\n", w.desc, sys,
+				median(tput), slices.Min(tput), slices.Max(tput), median(p50), median(p99), median(srv), median(cli), errs)
+		}
+	}
+	b.WriteString("\nrocketraft's throughput as a ratio of each peer's (medians):\n\n| workload |")
+	var peers []string
+	for _, sys := range s.systems {
+		if sys != "rocketraft" {
+			peers = append(peers, sys)
+			fmt.Fprintf(&b, " vs %s |", sys)
+		}
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(peers)) + "\n")
+	for _, w := range selected(s.workloads) {
+		fmt.Fprintf(&b, "| %s |", w.desc)
+		for _, p := range peers {
+			ours, theirs := medians[[2]string{w.name, "rocketraft"}], medians[[2]string{w.name, p}]
+			if ours == 0 || theirs == 0 {
+				b.WriteString(" — |")
+				continue
+			}
+			fmt.Fprintf(&b, " %.2f× |", ours/theirs)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
