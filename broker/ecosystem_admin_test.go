@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -44,56 +43,14 @@ func decodeMQTable[V any](t *testing.T, body []byte) map[messageQueue]V {
 }
 
 // fastjsonToJSON reads fastjson's text, where an object key may be a bare
-// object, and writes JSON with such a key as a string holding the object. JSON
-// passes through unchanged; anything else fails the test.
+// object, as JSON (transport.QuoteObjectKeys); anything else fails the test.
 func fastjsonToJSON(t *testing.T, b []byte) []byte {
 	t.Helper()
-	out, rest, err := fastjsonValue(bytes.TrimSpace(b))
-	if err != nil || len(bytes.TrimSpace(rest)) != 0 {
-		t.Fatalf("not fastjson text (%v, %d bytes left): %s", err, len(rest), b)
+	out, err := transport.QuoteObjectKeys(b)
+	if err != nil {
+		t.Fatalf("%v: %s", err, b)
 	}
 	return out
-}
-
-// fastjsonValue converts the value at the start of b and returns what follows.
-func fastjsonValue(b []byte) (out, rest []byte, err error) {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 || b[0] != '{' {
-		dec := json.NewDecoder(bytes.NewReader(b))
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, nil, err
-		}
-		return v, b[dec.InputOffset():], nil
-	}
-	out = []byte{'{'}
-	b = bytes.TrimSpace(b[1:])
-	for len(b) > 0 && b[0] != '}' {
-		var key []byte
-		if key, b, err = fastjsonValue(b); err != nil {
-			return nil, nil, err
-		}
-		if key[0] == '{' {
-			key, _ = json.Marshal(string(key))
-		}
-		b = bytes.TrimSpace(b)
-		if len(b) == 0 || b[0] != ':' {
-			return nil, nil, fmt.Errorf("no ':' after key %s", key)
-		}
-		var val []byte
-		if val, b, err = fastjsonValue(b[1:]); err != nil {
-			return nil, nil, err
-		}
-		out = append(append(append(out, key...), ':'), val...)
-		if b = bytes.TrimSpace(b); len(b) > 0 && b[0] == ',' {
-			out = append(out, ',')
-			b = bytes.TrimSpace(b[1:])
-		}
-	}
-	if len(b) == 0 {
-		return nil, nil, fmt.Errorf("object not closed")
-	}
-	return append(out, '}'), b[1:], nil
 }
 
 // assertBareQueueKeys: the table's keys are bare MessageQueue objects, the

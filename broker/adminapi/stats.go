@@ -36,42 +36,13 @@ func messageQueueKey(topic, brokerName string, queueID int32) string {
 // a string key holding the object: "illegal fieldName input 26"), and fastjson 1
 // (Java 4.9 to 5.3, the dashboard, the exporter) reads it too. So v is
 // marshalled with encoding/json and every object key whose text is itself a
-// JSON object (messageQueueKey) is written bare.
+// JSON object (messageQueueKey) is written bare (transport.BareObjectKeys).
 func marshalBeanKeyed(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	return unquoteObjectKeys(b), nil
-}
-
-// unquoteObjectKeys rewrites, in compact JSON from encoding/json, each object
-// key whose decoded text is a JSON object into that object. In compact output
-// a string followed by ':' is always a key.
-func unquoteObjectKeys(b []byte) []byte {
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); i++ {
-		if b[i] != '"' {
-			out = append(out, b[i])
-			continue
-		}
-		end := i + 1
-		for ; end < len(b) && b[end] != '"'; end++ {
-			if b[end] == '\\' {
-				end++
-			}
-		}
-		str := b[i : end+1]
-		var key string
-		if end+1 < len(b) && b[end+1] == ':' && len(str) > 2 && str[1] == '{' &&
-			json.Unmarshal(str, &key) == nil && json.Valid([]byte(key)) {
-			out = append(out, key...)
-		} else {
-			out = append(out, str...)
-		}
-		i = end
-	}
-	return out
+	return transport.BareObjectKeys(b), nil
 }
 
 // storeTimestampAt is the store time (ms) of the message at offset of a queue,
