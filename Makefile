@@ -70,9 +70,9 @@ integration: build
 
 # integration-java: the Apache RocketMQ Java clients against real rocketraft processes
 # (integration/java/README.md, results in docs/compatibility.md): the client matrix with
-# rocketmq-client 4.9.8 (plus the ACL 1.0, mqadmin and TLS suites), the same matrix with 5.5.0,
-# then rocketmq-spring-boot-starter. Needs Java 17 and Maven; the first run downloads the
-# dependencies from Maven Central. integration-java-short is the CI subset (tag ci, 4.9.8);
+# rocketmq-client 4.9.8, the same matrix with 5.5.0 (each with the ACL, mqadmin and TLS
+# suites, mqadmin at the client's version), then rocketmq-spring-boot-starter. Needs Java 17
+# and Maven; the first run downloads the dependencies from Maven Central. integration-java-short is the CI subset (tag ci, 4.9.8);
 # integration-java-pending runs the cases that wait for broker work (tags pending-broker*).
 JAVA_IT    := integration/java
 MVN_JAVA    = ROCKETRAFT_BIN=$(CURDIR)/$(BIN) $(MVN) -q -f $(JAVA_IT)/pom.xml

@@ -39,7 +39,7 @@ func TestConsumeStatsPullOffsetAndTps(t *testing.T) {
 		var tps struct {
 			ConsumeTps float64 `json:"consumeTps"`
 		}
-		if err := json.Unmarshal(r.Body, &tps); err != nil {
+		if err := json.Unmarshal(fastjsonToJSON(t, r.Body), &tps); err != nil {
 			t.Fatal(err)
 		}
 		return decodeMQTable[offsetWrapper](t, r.Body), tps.ConsumeTps

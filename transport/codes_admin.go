@@ -32,7 +32,8 @@ const (
 	ConsumerProgress     RequestCode = 9106 // admin→broker (leader)
 	// InvokeBrokerToResetOffset is RocketMQ's own (222, mqadmin resetOffsetByTime):
 	// ext topic, group, timestamp (ms, -1 = the end), isForce; the answer body is
-	// {"offsetTable":[{"topic","brokerName","queueId","offset"}]}.
+	// ResetOffsetBody, {"offsetTable":{<MessageQueue>:offset}} with each key the
+	// bare queue object (fastjson's form, BareObjectKeys).
 	InvokeBrokerToResetOffset RequestCode = 222 // admin→broker (leader)
 	// LeadershipHistory is this node's ring of observed leader changes:
 	// no ext; body {"brokerName","node","events":[{"time","term","leader",

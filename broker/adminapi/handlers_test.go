@@ -248,7 +248,7 @@ func TestProgressAndResetOverFake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"offsetTable":{"{\"brokerName\":\"broker-a\",\"queueId\":0,\"topic\":\"T\"}":0,"{\"brokerName\":\"broker-a\",\"queueId\":1,\"topic\":\"T\"}":0}}`; string(resp.Body) != want {
+	if want := `{"offsetTable":{{"brokerName":"broker-a","queueId":0,"topic":"T"}:0,{"brokerName":"broker-a","queueId":1,"topic":"T"}:0}}`; string(resp.Body) != want {
 		t.Errorf("reset body %s\nwant %s", resp.Body, want)
 	}
 	if off, ok := fx.rep.ConsumerOffset("g", "T", 0); !ok || off != 0 {

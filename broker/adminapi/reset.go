@@ -72,9 +72,10 @@ func gsonOffsetTable(entries []ResetOffsetEntry) []byte {
 }
 
 // mapOffsetTable encodes ResetOffsetBody as Apache writes it (fastjson):
-// {"offsetTable":{<MessageQueue>:offset,...}}, each key a messageQueueKey.
-// Java's mqadmin and clients decode only this form; the gson array form
-// fails there with "syntax error, expect {, actual [".
+// {"offsetTable":{<MessageQueue>:offset,...}}, each key the bare queue object
+// (marshalBeanKeyed). Java's mqadmin and clients decode only this map; the gson
+// array form fails there with "syntax error, expect {, actual [", and 5.5's
+// fastjson2 also refuses a string key holding the queue.
 func mapOffsetTable(entries []ResetOffsetEntry) []byte {
 	table := make(map[string]int64, len(entries))
 	for _, e := range entries {
@@ -86,7 +87,7 @@ func mapOffsetTable(entries []ResetOffsetEntry) []byte {
 	if err != nil {
 		panic("adminapi: marshal reset offsets: " + err.Error()) // strings and ints: cannot fail
 	}
-	return body
+	return transport.BareObjectKeys(body)
 }
 
 // resetNotification is the RESET_CONSUMER_CLIENT_OFFSET (220) body for a

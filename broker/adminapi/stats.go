@@ -13,12 +13,10 @@ import (
 	"github.com/rocketraft/rocketraft/transport"
 )
 
-// messageQueueKey is a MessageQueue as a JSON object key. Apache writes such
-// maps with the queue object itself as the key ({{"brokerName":…}:…}, not
-// JSON); fastjson reads a string key holding that object just as well (its
-// MapDeserializer re-parses a string key whose type is a bean), so this side
-// writes valid JSON that every Java tool still decodes. Fields in fastjson's
-// (alphabetical) order.
+// messageQueueKey is a MessageQueue as a JSON object key: the queue object in
+// fastjson's (alphabetical) field order, as a string. marshalBeanKeyed turns it
+// into the bare object key Apache writes; fastjson 1 also reads the string
+// form (its MapDeserializer re-parses a string key whose type is a bean).
 func messageQueueKey(topic, brokerName string, queueID int32) string {
 	b, err := json.Marshal(struct {
 		BrokerName string `json:"brokerName"`
@@ -29,6 +27,22 @@ func messageQueueKey(topic, brokerName string, queueID int32) string {
 		panic("adminapi: marshal message queue: " + err.Error()) // strings and an int: cannot fail
 	}
 	return string(b)
+}
+
+// marshalBeanKeyed marshals v as Apache's broker writes it with fastjson: a
+// map keyed by a bean (Map<MessageQueue,…>) has the bean object itself as its
+// key, {"offsetTable":{{"brokerName":…}:{…}}}. That is not JSON, but it is the
+// only form the 5.5 Java tools decode such a map from (their fastjson2 fails on
+// a string key holding the object: "illegal fieldName input 26"), and fastjson 1
+// (Java 4.9 to 5.3, the dashboard, the exporter) reads it too. So v is
+// marshalled with encoding/json and every object key whose text is itself a
+// JSON object (messageQueueKey) is written bare (transport.BareObjectKeys).
+func marshalBeanKeyed(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return transport.BareObjectKeys(b), nil
 }
 
 // storeTimestampAt is the store time (ms) of the message at offset of a queue,
@@ -85,7 +99,7 @@ func (a *API) topicStats(_ context.Context, req *route.Request) (*transport.Comm
 		}
 		table.OffsetTable[messageQueueKey(topic, a.d.BrokerName, q)] = o
 	}
-	body, err := json.Marshal(table)
+	body, err := marshalBeanKeyed(table)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +196,7 @@ func (a *API) consumeStats(_ context.Context, req *route.Request) (*transport.Co
 		}
 		stats.ConsumeTps += a.d.Stats.GroupGetTPS(group, t, now)
 	}
-	body, err := json.Marshal(stats)
+	body, err := marshalBeanKeyed(stats)
 	if err != nil {
 		return nil, err
 	}

@@ -67,9 +67,14 @@ func (c *Client) GroupResetOffset(ctx context.Context, group, topic string, time
 	return out, nil
 }
 
-// decodeResetBody reads Apache's ResetOffsetBody, {"offsetTable":{<MessageQueue
-// JSON>:offset}}, sorted by topic and queue.
+// decodeResetBody reads Apache's ResetOffsetBody, {"offsetTable":{<MessageQueue>:
+// offset}} with each key the bare queue object (fastjson's form, which the
+// broker writes) or a string holding it, sorted by topic and queue.
 func decodeResetBody(body []byte) ([]ResetOffset, error) {
+	body, err := transport.QuoteObjectKeys(body)
+	if err != nil {
+		return nil, err
+	}
 	var b struct {
 		OffsetTable map[string]int64 `json:"offsetTable"`
 	}

@@ -572,10 +572,11 @@ final class MqadminMessageTest {
         assertEquals(0, resp.getCode(), resp.getRemark());
         JSONObject table = JSON.parseObject(new String(resp.getBody(), StandardCharsets.UTF_8)).getJSONObject("offsetTable");
         boolean seen = false;
-        for (String k : table.keySet()) {
-            JSONObject mq = JSON.parseObject(k);
+        // Each key is the bare queue object, as Apache writes it; String.valueOf gives its JSON.
+        for (Map.Entry<?, ?> e : ((Map<?, ?>) table).entrySet()) {
+            JSONObject mq = JSON.parseObject(String.valueOf(e.getKey()));
             if (mq.getIntValue("queueId") == first.queueId()) {
-                JSONObject w = table.getJSONObject(k);
+                JSONObject w = (JSONObject) e.getValue();
                 assertEquals(3, w.getLongValue("pullOffset"), w.toString());
                 assertEquals(0, w.getLongValue("consumerOffset"), w.toString());
                 assertEquals(maxOffsets().get(first.queueId()).longValue(), w.getLongValue("brokerOffset"), w.toString());

@@ -18,9 +18,6 @@ import org.apache.rocketmq.acl.common.SessionCredentials;
 import org.apache.rocketmq.client.exception.MQBrokerException;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.common.message.Message;
-import org.apache.rocketmq.common.protocol.ResponseCode;
-import org.apache.rocketmq.common.protocol.body.ClusterInfo;
-import org.apache.rocketmq.common.protocol.route.BrokerData;
 import org.apache.rocketmq.remoting.RPCHook;
 import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 import org.junit.jupiter.api.AfterAll;
@@ -89,8 +86,8 @@ class MqadminBrokerTest {
         try {
             Instant deadline = Instant.now().plus(REGISTER_TIMEOUT);
             while (Instant.now().isBefore(deadline)) {
-                ClusterInfo ci = admin.examineBrokerClusterInfo();
-                BrokerData bd = ci.getBrokerAddrTable().get("broker-a");
+                var ci = admin.examineBrokerClusterInfo();
+                var bd = ci.getBrokerAddrTable().get("broker-a");
                 if (bd != null && bd.getBrokerAddrs().size() == 3 && bd.getBrokerAddrs().get(0L) != null) {
                     return bd.getBrokerAddrs().get(0L);
                 }
@@ -106,6 +103,11 @@ class MqadminBrokerTest {
         List<String> all = new ArrayList<>(List.of(args[0], "-n", dev.namesrvAddr()));
         all.addAll(List.of(args).subList(1, args.length));
         Mqadmin.Result r = Mqadmin.run(dev.admin(), all.toArray(new String[0]));
+        // On a loaded machine (load average near 30 here) the child JVM's first calls can miss
+        // their 3 s budget; a command that failed only that way is asked again.
+        for (int retry = 0; retry < 2 && r.failed() && r.stderr().contains("RemotingTimeoutException"); retry++) {
+            r = Mqadmin.run(dev.admin(), all.toArray(new String[0]));
+        }
         assertEquals(0, r.exit(), r.toString());
         return r;
     }
@@ -154,7 +156,7 @@ class MqadminBrokerTest {
         // The broker now refuses a body over 2048 bytes (the client's own limit is 4 MiB).
         Message big = new Message(TOPIC, new byte[3000]);
         MQBrokerException e = assertThrows(MQBrokerException.class, () -> producer.send(big));
-        assertEquals(ResponseCode.MESSAGE_ILLEGAL, e.getResponseCode(), e.getErrorMessage());
+        assertEquals(Codes.MESSAGE_ILLEGAL, e.getResponseCode(), e.getErrorMessage());
     }
 
     @Test

@@ -21,8 +21,6 @@ import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.common.message.Message;
-import org.apache.rocketmq.common.protocol.RequestCode;
-import org.apache.rocketmq.common.protocol.ResponseCode;
 import org.apache.rocketmq.remoting.RPCHook;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -93,14 +91,14 @@ class AclClientTest {
 
         // What the client put on the wire: SEND_MESSAGE_V2 with the one-letter header names, signed,
         // and the broker answered SUCCESS to each one (trap: a verifier that only knows long names).
-        List<RecordingHook.Call> v2 = hook.calls(RequestCode.SEND_MESSAGE_V2);
+        List<RecordingHook.Call> v2 = hook.calls(Codes.SEND_MESSAGE_V2);
         assertEquals(n, v2.size(), "SEND_MESSAGE_V2 (310) requests answered");
-        assertTrue(hook.calls(RequestCode.SEND_MESSAGE).isEmpty(), "the client fell back to SEND_MESSAGE (10)");
+        assertTrue(hook.calls(Codes.SEND_MESSAGE).isEmpty(), "the client fell back to SEND_MESSAGE (10)");
         for (RecordingHook.Call c : v2) {
             assertTrue(c.extFields().containsAll(Set.of("AccessKey", "Signature", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "m")),
                     "310 ext fields " + c.extFields());
             assertFalse(c.extFields().contains("producerGroup"), "310 carried a long header name: " + c.extFields());
-            assertEquals(ResponseCode.SUCCESS, c.responseCode(), "310 answered");
+            assertEquals(Codes.SUCCESS, c.responseCode(), "310 answered");
         }
 
         try (Clients.Receiver rx = new Clients.Receiver(dev, "JavaAclConsumer", topic, hook, false)) {
@@ -135,10 +133,10 @@ class AclClientTest {
         if (hook == null) {
             return;
         }
-        List<RecordingHook.Call> calls = hook.calls(RequestCode.SEND_BATCH_MESSAGE);
+        List<RecordingHook.Call> calls = hook.calls(Codes.SEND_BATCH_MESSAGE);
         assertEquals(1, calls.size(), "SEND_BATCH_MESSAGE (320) requests answered");
         assertTrue(calls.get(0).extFields().containsAll(Set.of("AccessKey", "Signature", "a", "b", "m")), "320 ext " + calls.get(0).extFields());
-        assertEquals(ResponseCode.SUCCESS, calls.get(0).responseCode(), "320 answered");
+        assertEquals(Codes.SUCCESS, calls.get(0).responseCode(), "320 answered");
 
         try (Clients.Receiver rx = new Clients.Receiver(dev, "JavaAclBatchConsumer", topic, signed(dev.client().secretKey()), false)) {
             Map<String, String> got = rx.awaitDistinct(n);
@@ -174,7 +172,7 @@ class AclClientTest {
                 Message m = new Message(WARM_TOPIC, (what + "-" + i).getBytes(StandardCharsets.UTF_8));
                 MQClientException e = assertThrows(MQClientException.class, () -> p.send(m), what + " send " + i);
                 MQBrokerException refused = assertInstanceOf(MQBrokerException.class, e.getCause(), what + " send " + i + ": " + e);
-                assertEquals(ResponseCode.NO_PERMISSION, refused.getResponseCode(), what + " send " + i + ": " + refused.getErrorMessage());
+                assertEquals(Codes.NO_PERMISSION, refused.getResponseCode(), what + " send " + i + ": " + refused.getErrorMessage());
             }
         } finally {
             p.shutdown();
@@ -182,10 +180,10 @@ class AclClientTest {
         if (hook == null) {
             return;
         }
-        List<RecordingHook.Call> calls = hook.calls(RequestCode.SEND_MESSAGE_V2);
+        List<RecordingHook.Call> calls = hook.calls(Codes.SEND_MESSAGE_V2);
         assertEquals(DENIED_SENDS * attempts, calls.size(), what + ": SEND_MESSAGE_V2 attempts answered");
         for (RecordingHook.Call c : calls) {
-            assertEquals(ResponseCode.NO_PERMISSION, c.responseCode(), what + ": an attempt was answered " + c.responseCode());
+            assertEquals(Codes.NO_PERMISSION, c.responseCode(), what + ": an attempt was answered " + c.responseCode());
         }
     }
 }

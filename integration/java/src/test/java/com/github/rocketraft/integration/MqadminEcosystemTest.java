@@ -23,9 +23,6 @@ import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
-import org.apache.rocketmq.common.protocol.body.ClusterInfo;
-import org.apache.rocketmq.common.protocol.route.BrokerData;
-import org.apache.rocketmq.common.subscription.SubscriptionGroupConfig;
 import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -69,14 +66,14 @@ final class MqadminEcosystemTest {
     void start() throws Exception {
         dev = DevCluster.start("ecosystem");
         producer = Clients.producer(dev, PRODUCER_GROUP, null, false);
+        // Warm up on another topic: sendUntilRouted retries a send that failed on the client's side
+        // (with 5.5.0 a first send into a just-elected group once timed out after it was stored),
+        // and topicStatus below counts exactly what TOPIC holds.
+        Clients.sendUntilRouted(producer, new Message(TOPIC + "Warm", "warm-up".getBytes(StandardCharsets.UTF_8)), dev);
         for (int i = 0; i < MESSAGES; i++) {
             Message m = new Message(TOPIC, ("eco-" + i).getBytes(StandardCharsets.UTF_8));
             m.putUserProperty("n", String.valueOf(i));
-            if (i == 0) {
-                Clients.sendUntilRouted(producer, m, dev);
-            } else {
-                producer.send(m);
-            }
+            producer.send(m);
         }
         consumer = new DefaultMQPushConsumer(GROUP);
         consumer.setNamesrvAddr(dev.namesrvAddr());
@@ -109,7 +106,13 @@ final class MqadminEcosystemTest {
     private Mqadmin.Result mqadmin(String... args) throws Exception {
         List<String> all = new ArrayList<>(List.of(args[0], "-n", dev.namesrvAddr()));
         all.addAll(List.of(args).subList(1, args.length));
-        return Mqadmin.run(UNSIGNED, all.toArray(new String[0]));
+        Mqadmin.Result r = Mqadmin.run(UNSIGNED, all.toArray(new String[0]));
+        // On a loaded machine (load average near 30 here) the child JVM's first calls can miss
+        // their 3 s budget; a command that failed only that way is asked again.
+        for (int retry = 0; retry < 2 && r.failed() && r.stderr().contains("RemotingTimeoutException"); retry++) {
+            r = Mqadmin.run(UNSIGNED, all.toArray(new String[0]));
+        }
+        return r;
     }
 
     private static void assertSucceeded(Mqadmin.Result r) {
@@ -148,7 +151,8 @@ final class MqadminEcosystemTest {
         assertEquals(MESSAGES, total, "sum of max offsets: " + r);
     }
 
-    private static final Pattern DIFF_TOTAL = Pattern.compile("(?m)^Diff Total: (-?\\d+)$");
+    /** 4.9 prints "Diff Total: n", 5.5 "Consume Diff Total: n" (beside its new Inflight total). */
+    private static final Pattern DIFF_TOTAL = Pattern.compile("(?m)^(?:Consume )?Diff Total: (-?\\d+)$");
 
     @Test
     @Order(3)
@@ -210,7 +214,7 @@ final class MqadminEcosystemTest {
         admin.start();
         try {
             String master = master(admin);
-            SubscriptionGroupConfig g = admin.examineSubscriptionGroupConfig(master, ADMIN_GROUP);
+            var g = admin.examineSubscriptionGroupConfig(master, ADMIN_GROUP);
             assertNotNull(g, "updateSubGroup left no group on " + master);
             assertEquals(3, g.getRetryQueueNums());
             assertEquals(7, g.getRetryMaxTimes());
@@ -225,9 +229,9 @@ final class MqadminEcosystemTest {
     }
 
     private static String master(DefaultMQAdminExt admin) throws Exception {
-        ClusterInfo ci = admin.examineBrokerClusterInfo();
+        var ci = admin.examineBrokerClusterInfo();
         for (String name : ci.getClusterAddrTable().get(CLUSTER)) {
-            BrokerData bd = ci.getBrokerAddrTable().get(name);
+            var bd = ci.getBrokerAddrTable().get(name);
             String m = bd.getBrokerAddrs().get(0L);
             if (m != null) {
                 return m;
