@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -17,11 +18,35 @@ import (
 // msgTraceTopicName.
 const traceTopic = "RMQ_SYS_TRACE_TOPIC"
 
+// traceChildEnv marks the process TestAdminMessageTraceOfGoClients re-runs
+// itself in (not a ROCKETRAFT_ variable: the brokers it starts inherit it).
+const traceChildEnv = "IT_GO_TRACE_CHILD"
+
 // TestAdminMessageTraceOfGoClients: the official Go client's producer and
 // push consumer with WithTrace write Pub, SubBefore and SubAfter records of
 // one message to the trace topic, and `admin message trace <msgId>` finds
 // them by key and decodes each (Go's records carry their client host).
+//
+// It runs in a process of its own: rocketmq-client-go keeps one trace client
+// per process (instance INNER_TRACE_CLIENT_DEFAULT), bound to the nameservers
+// of the first WithTrace; a later WithTrace naming other nameservers gets a
+// nil dispatcher and the producer panics on its first send
+// (internal.GetOrNewRocketMQClient). TestApacheDLedgerSampleConfigsStartAGroup
+// traces against its own nameserver in this package.
 func TestAdminMessageTraceOfGoClients(t *testing.T) {
+	if os.Getenv(traceChildEnv) == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestAdminMessageTraceOfGoClients$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), traceChildEnv+"=1")
+		out, err := cmd.CombinedOutput()
+		t.Logf("in a process of its own:\n%s", out)
+		if err != nil {
+			t.Fatalf("trace test process: %v", err)
+		}
+		if !strings.Contains(string(out), "--- PASS: TestAdminMessageTraceOfGoClients") {
+			t.Fatal("trace test process did not run the test")
+		}
+		return
+	}
 	c := shared(t)
 	// The shared cluster runs without traceTopicEnable, and the Go client
 	// sends nothing while the trace topic has no route: create it.
