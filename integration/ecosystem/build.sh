@@ -119,8 +119,12 @@ else
 	c="$(export_src dashboard "$ROCKETMQ_DASHBOARD_SRC")"
 	fe="$out/src/dashboard/frontend-new"
 	say "dashboard: front end with the machine's npm ($("$NPM" --version)), node $(node --version) (log: $out/logs/dashboard-npm.log)"
-	# CI=true would turn react-scripts' lint warnings into build errors.
-	if ! (cd "$fe" && CI=false "$NPM" ci --no-audit --no-fund >"$out/logs/dashboard-npm.log" 2>&1 &&
+	# Its package-lock.json resolves every package at registry.npmmirror.com;
+	# --replace-registry-host=always fetches the same tarballs (same integrity
+	# hashes) from the configured registry instead. CI=true would turn
+	# react-scripts' lint warnings into build errors.
+	if ! (cd "$fe" && CI=false "$NPM" ci --no-audit --no-fund --replace-registry-host=always \
+		>"$out/logs/dashboard-npm.log" 2>&1 &&
 		CI=false GENERATE_SOURCEMAP=false "$NPM" run build >>"$out/logs/dashboard-npm.log" 2>&1); then
 		tail -40 "$out/logs/dashboard-npm.log" >&2
 		say "dashboard: front-end build failed"
