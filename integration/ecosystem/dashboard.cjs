@@ -6,6 +6,7 @@
 //   DASHBOARD_URL  http://127.0.0.1:<port>       CHROMIUM  /usr/bin/chromium (default)
 //   TOPIC, GROUP, KEY, MSG_ID                      what to look up
 //   SHOTS_DIR      where the PNGs go              RESULT    the JSON file to write
+//   TRACE_TOPIC_OF_MSG, TRACE_MSG_ID, TRACE_PRODUCER  optional: a traced message for the MessageTrace page
 //
 // Run with NODE_PATH=<dir>/node_modules (build.sh installs playwright-core there).
 'use strict';
@@ -59,10 +60,10 @@ async function closeModal(page) {
 }
 
 // selectTopic picks a value in the antd Select (showSearch) of the active tab pane.
-async function selectTopic(page, pane) {
+async function selectTopic(page, pane, name = topic) {
     await pane.locator('.ant-select').first().click();
-    await page.keyboard.type(topic);
-    await page.locator(`.ant-select-dropdown:visible .ant-select-item-option[title="${topic}"]`).first().click();
+    await page.keyboard.type(name);
+    await page.locator(`.ant-select-dropdown:visible .ant-select-item-option[title="${name}"]`).first().click();
 }
 
 (async () => {
@@ -156,7 +157,7 @@ async function selectTopic(page, pane) {
     await step(page, 'message-detail', async () => {
         const pane = page.locator('.ant-tabs-tabpane-active');
         const row = pane.locator('.ant-table-tbody tr.ant-table-row', {hasText: key}).first();
-        await row.getByRole('button').first().click();
+        await row.getByRole('button', {name: 'Message Detail', exact: true}).click();
         const modal = visibleModal(page);
         await modal.getByText('eco-body-', {exact: false}).first().waitFor();
         return {text: await modal.innerText()};
@@ -174,6 +175,31 @@ async function selectTopic(page, pane) {
         return {text: await modal.innerText()};
     });
     await closeModal(page);
+
+    if (process.env.TRACE_MSG_ID) {
+        await step(page, 'message-trace', async () => {
+            await page.goto(`${base}/#/messageTrace`);
+            await page.getByRole('tab', {name: 'Message ID'}).click();
+            const pane = page.locator('.ant-tabs-tabpane-active');
+            await selectTopic(page, pane, env('TRACE_TOPIC_OF_MSG'));
+            await pane.locator('input.ant-input').first().fill(process.env.TRACE_MSG_ID);
+            await pane.getByRole('button', {name: /Search/}).click();
+            const row = pane.locator('.ant-table-tbody tr.ant-table-row', {hasText: process.env.TRACE_MSG_ID}).first();
+            await row.getByRole('button', {name: 'Message Trace Detail', exact: true}).click();
+            // Not an antd Modal: a fixed overlay whose box holds this heading.
+            const modal = page.getByRole('heading', {name: 'Message Trace Detail'}).locator('..');
+            await modal.waitFor();
+            const deadline = Date.now() + STEP_TIMEOUT;
+            // The tables fill in after the heading: wait for the msgId and the producer group.
+            const want = [process.env.TRACE_MSG_ID, env('TRACE_PRODUCER')];
+            let text = await modal.innerText();
+            while (!want.every((w) => text.includes(w)) && Date.now() < deadline) {
+                await page.waitForTimeout(500);
+                text = await modal.innerText();
+            }
+            return {text};
+        });
+    }
 
     result.consoleErrors = consoleErrors.slice(0, 20);
     await browser.close();
