@@ -267,7 +267,8 @@ final class EcosystemToolsTest {
         String client = r.getJSONObject("consumer-client").getString("text");
         assertTrue(client.contains(clientId), "client dialog has " + clientId + ": " + client);
         String detail = r.getJSONObject("consumer-detail").getString("text");
-        assertTrue(detail.contains(EcoWorkload.TOPIC) && detail.contains(String.valueOf(perQueue)), "consume detail " + detail);
+        assertTrue(detail.contains("Topic: " + EcoWorkload.TOPIC) && detail.contains("Total Lag: " + EcoWorkload.LAG)
+                && detail.contains("broker-a\t0\t" + perQueue + "\t" + EcoWorkload.CONSUMED / EcoWorkload.QUEUES), "consume detail " + detail);
 
         // Message: by key (the row, then its body) and by id.
         rows = r.getJSONObject("message-key").getJSONArray("rows").toJavaList(String.class);
