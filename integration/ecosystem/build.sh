@@ -138,7 +138,8 @@ else
 		exit 1
 	fi
 	jar="$(ls "$out"/src/dashboard/target/rocketmq-dashboard-*.jar | grep -v -e sources -e original | head -1)"
-	if ! unzip -l "$jar" | grep -q 'BOOT-INF/classes/public/index.html'; then
+	# Not `unzip | grep -q`: grep's early exit fails the pipeline under pipefail.
+	if ! unzip -l "$jar" >"$out/logs/dashboard-jar.txt" || ! grep -q 'BOOT-INF/classes/public/index.html' "$out/logs/dashboard-jar.txt"; then
 		say "dashboard: $jar has no public/index.html: the front end did not reach the jar"
 		exit 1
 	fi
