@@ -190,12 +190,14 @@ async function selectTopic(page, pane, name = topic) {
             const modal = page.getByRole('heading', {name: 'Message Trace Detail'}).locator('..');
             await modal.waitFor();
             const deadline = Date.now() + STEP_TIMEOUT;
-            // The tables fill in after the heading: wait for the msgId and the producer group.
+            // The fields are read-only <input>s, whose values innerText leaves out: read both.
             const want = [process.env.TRACE_MSG_ID, env('TRACE_PRODUCER')];
-            let text = await modal.innerText();
+            const read = async () => (await modal.innerText()) + '\n' +
+                (await modal.locator('input').evaluateAll((els) => els.map((e) => e.value))).join('\n');
+            let text = await read();
             while (!want.every((w) => text.includes(w)) && Date.now() < deadline) {
                 await page.waitForTimeout(500);
-                text = await modal.innerText();
+                text = await read();
             }
             return {text};
         });
