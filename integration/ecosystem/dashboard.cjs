@@ -54,9 +54,16 @@ async function step(page, name, fn) {
 const rowsOf = async (scope) => scope.locator('.ant-table-tbody tr.ant-table-row').allInnerTexts();
 const visibleModal = (page) => page.locator('.ant-modal-content:visible').last();
 
+// closeModal clicks the dialog's close button (Escape is lost when the dialog has no
+// focus yet) and waits for its mask to go, which would otherwise swallow the next click.
 async function closeModal(page) {
-    await page.keyboard.press('Escape');
-    await page.locator('.ant-modal-content:visible').first().waitFor({state: 'hidden', timeout: 10000}).catch(() => {});
+    const close = page.locator('.ant-modal-close:visible').last();
+    if (await close.count()) {
+        await close.click().catch(() => page.keyboard.press('Escape'));
+    } else {
+        await page.keyboard.press('Escape');
+    }
+    await page.locator('.ant-modal-mask:visible').first().waitFor({state: 'hidden', timeout: 15000}).catch(() => {});
 }
 
 // selectTopic picks a value in the antd Select (showSearch) of the active tab pane.
