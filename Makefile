@@ -98,6 +98,15 @@ integration-java-pending: build
 	$(MVN_JAVA) -P client-5 test -Dgroups='pending-broker | pending-broker-5x' -DexcludedGroups= -Dheader.skip=true; b=$$?; \
 	test $$a -eq 0 -a $$b -eq 0
 
+# integration-dashboard: apache/rocketmq-exporter and apache/rocketmq-dashboard built from source
+# (neither is on Maven Central or npm) and run against real processes; the dashboard in headless
+# Chromium (integration/ecosystem/README.md). Needs ROCKETMQ_EXPORTER_SRC and ROCKETMQ_DASHBOARD_SRC
+# (a checkout or a git dir each); without them it says so and succeeds, or fails with
+# ECOSYSTEM_REQUIRE=1. make integration-java covers their requests with DefaultMQAdminExt anyway.
+.PHONY: integration-dashboard
+integration-dashboard: build
+	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) MVN=$(MVN) integration/ecosystem/run.sh
+
 # chaos: the whole fault matrix of docs/reliability.md (about 10 minutes here; report in
 # integration/chaos/report.txt). chaos-short: the CI subset (K1 with 3 kills, N1, D1, D4, B2 and B2 with ACL on, R2).
 chaos: build

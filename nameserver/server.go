@@ -160,6 +160,8 @@ func (s *Server) serve(_ context.Context, conn *transport.Conn, req *transport.C
 		return jsonResponse(s.reg.ClusterInfo())
 	case transport.GetAllTopicListFromNameServer:
 		return jsonResponse(TopicList{TopicList: s.reg.TopicList()})
+	case transport.GetSystemTopicListFromNS:
+		return jsonResponse(TopicList{TopicList: s.reg.SystemTopicList()})
 	case transport.DeleteTopicInNameSrv:
 		return s.deleteTopic(req)
 	default:

@@ -91,3 +91,17 @@ func (a *API) producerConnections(_ context.Context, req *route.Request) (*trans
 	}
 	return route.OK(nil, body), nil
 }
+
+// allProducers serves GET_ALL_PRODUCER_INFO (328, the exporter's
+// rocketmq_producer_count): every producer group this node knows, each with its
+// connections, as Apache's ProducerTableInfo {"data":{group:[ProducerInfo]}}.
+// Java producers heartbeat the leader only, so the exporter asks brokerId 0.
+func (a *API) allProducers(context.Context, *route.Request) (*transport.Command, error) {
+	body, err := json.Marshal(struct {
+		Data map[string][]clients.ProducerInfo `json:"data"`
+	}{a.d.Clients.AllProducers()})
+	if err != nil {
+		return nil, err
+	}
+	return route.OK(nil, body), nil
+}

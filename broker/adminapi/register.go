@@ -18,6 +18,8 @@ func (a *API) Register(t *route.Table) {
 	t.Handle(route.Leader, a.updateSubscriptionGroup, transport.UpdateAndCreateSubscriptionGroup)
 	t.Handle(route.Leader, a.deleteSubscriptionGroup, transport.DeleteSubscriptionGroup)
 	t.Handle(route.Local, a.topicStats, transport.GetTopicStatsInfo)
+	t.Handle(route.Local, a.allTopicConfigs, transport.GetAllTopicConfig)
+	t.Handle(route.Local, a.allProducers, transport.GetAllProducerInfo)
 
 	t.Handle(route.Local, a.runtimeInfoHandler, transport.GetBrokerRuntimeInfo)
 	t.Handle(route.Local, a.viewBrokerStats, transport.ViewBrokerStatsData)

@@ -118,3 +118,33 @@ func (a *API) allSubscriptionGroups(context.Context, *route.Request) (*transport
 	}
 	return route.OK(nil, body), nil
 }
+
+// allTopicConfigs serves GET_ALL_TOPIC_CONFIG (21): every topic's stored config,
+// as Apache's TopicConfigSerializeWrapper. The dashboard's topic page classifies
+// topics by it (attributes["message.type"]), so attributes is always an object,
+// as in topicConfig.
+func (a *API) allTopicConfigs(context.Context, *route.Request) (*transport.Command, error) {
+	type withAttributes struct {
+		fsm.TopicConfig
+		Attributes map[string]string `json:"attributes"`
+	}
+	table := make(map[string]withAttributes)
+	for _, t := range a.d.Replica.Topics() {
+		if t.TopicFilterType == "" {
+			t.TopicFilterType = fsm.TopicFilterSingleTag
+		}
+		attrs := t.Attributes
+		if attrs == nil {
+			attrs = map[string]string{}
+		}
+		table[t.Name] = withAttributes{t, attrs}
+	}
+	body, err := json.Marshal(map[string]any{
+		"topicConfigTable": table,
+		"dataVersion":      map[string]int64{"timestamp": 0, "counter": a.d.Replica.DataVersion()},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return route.OK(nil, body), nil
+}

@@ -136,3 +136,39 @@ func CheckSubscription(s Subscription) error {
 	}
 	return fmt.Errorf("%w: topic=%s: expression type %q, supported are TAG and SQL92", route.ErrSubscriptionParse, s.Topic, s.ExpressionType)
 }
+
+// ProducerInfo is one producer connection as GET_ALL_PRODUCER_INFO (328)
+// reports it (Apache's ProducerInfo): a Connection and when the producer was
+// last heard from, unix ms.
+type ProducerInfo struct {
+	Connection
+	RemoteIP            string `json:"remoteIP"`
+	LastUpdateTimestamp int64  `json:"lastUpdateTimestamp"`
+}
+
+// AllProducers is every producer group this node knows with its connections,
+// each group's list sorted like ProducerConnections (Apache's
+// ProducerManager.getProducerTable, which the exporter counts per group).
+func (r *Registry) AllProducers() map[string][]ProducerInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string][]ProducerInfo, len(r.producers))
+	for group, m := range r.producers {
+		if len(m) == 0 {
+			continue
+		}
+		list := make([]ProducerInfo, 0, len(m))
+		for _, p := range m {
+			c := connectionOf(p.clientID, p.conn)
+			list = append(list, ProducerInfo{Connection: c, RemoteIP: c.ClientAddr, LastUpdateTimestamp: p.lastUpdate.UnixMilli()})
+		}
+		sort.Slice(list, func(i, j int) bool {
+			if list[i].ClientID != list[j].ClientID {
+				return list[i].ClientID < list[j].ClientID
+			}
+			return list[i].ClientAddr < list[j].ClientAddr
+		})
+		out[group] = list
+	}
+	return out
+}
