@@ -1,8 +1,6 @@
 package config
 
 import (
-	"bufio"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,31 +10,7 @@ import (
 
 // apacheNamesrvKeyList reads testdata/apache/namesrv-keys.tsv: every key
 // Apache's nameserver reads.
-func apacheNamesrvKeyList(t *testing.T) []string {
-	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "apache", "namesrv-keys.tsv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var keys []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		key, _, _ := strings.Cut(line, "\t")
-		keys = append(keys, key)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if len(keys) < 80 {
-		t.Fatalf("namesrv-keys.tsv has %d keys; Apache 4.9 + 5.x have over 80", len(keys))
-	}
-	return keys
-}
+func apacheNamesrvKeyList(t *testing.T) []string { return readKeyList(t, "namesrv-keys.tsv", 80) }
 
 // Every key of Apache's nameserver is one rocketraft implements or one that
 // loads with exactly one warning naming it, its value and why.

@@ -46,6 +46,23 @@ final class Mqadmin {
 
     private Mqadmin() {}
 
+    /**
+     * Runs command {@code args[0]} against the nameserver {@code namesrv} ({@code -n} goes right
+     * after the command), signed by signer. On a loaded machine the child JVM's first calls can
+     * miss mqadmin's 3 s budget: a command that failed only that way (RemotingTimeoutException) is
+     * asked again, twice at most.
+     */
+    static Result runAt(String namesrv, DevCluster.Account signer, String... args) throws IOException, InterruptedException {
+        List<String> all = new ArrayList<>(List.of(args[0], "-n", namesrv));
+        all.addAll(List.of(args).subList(1, args.length));
+        String[] argv = all.toArray(new String[0]);
+        Result r = run(signer, argv);
+        for (int retry = 0; retry < 2 && r.failed() && r.stderr().contains("RemotingTimeoutException"); retry++) {
+            r = run(signer, argv);
+        }
+        return r;
+    }
+
     static Result run(DevCluster.Account signer, String... args) throws IOException, InterruptedException {
         Path home = ROOT.resolve(RUNS.incrementAndGet() + "-" + args[0]);
         Path conf = home.resolve("conf");

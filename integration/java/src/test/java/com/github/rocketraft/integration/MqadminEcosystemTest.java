@@ -104,15 +104,7 @@ final class MqadminEcosystemTest {
     }
 
     private Mqadmin.Result mqadmin(String... args) throws Exception {
-        List<String> all = new ArrayList<>(List.of(args[0], "-n", dev.namesrvAddr()));
-        all.addAll(List.of(args).subList(1, args.length));
-        Mqadmin.Result r = Mqadmin.run(UNSIGNED, all.toArray(new String[0]));
-        // On a loaded machine (load average near 30 here) the child JVM's first calls can miss
-        // their 3 s budget; a command that failed only that way is asked again.
-        for (int retry = 0; retry < 2 && r.failed() && r.stderr().contains("RemotingTimeoutException"); retry++) {
-            r = Mqadmin.run(UNSIGNED, all.toArray(new String[0]));
-        }
-        return r;
+        return Mqadmin.runAt(dev.namesrvAddr(), UNSIGNED, args);
     }
 
     private static void assertSucceeded(Mqadmin.Result r) {
