@@ -96,29 +96,11 @@ func preview(b []byte) string {
 // KEYS or UNIQ_KEY equal key. The index matches hashes, so each answer is
 // re-checked against the key, as RocketMQ's client does.
 func (c *Client) MessageByKey(ctx context.Context, topic, key string, maxNum int) ([]MessageView, error) {
-	targets, err := c.topicTargets(ctx, topic)
-	if err != nil {
-		return nil, err
-	}
-	ext := map[string]string{"topic": topic, "key": key, "maxNum": strconv.Itoa(maxNum),
-		"beginTimestamp": "0", "endTimestamp": strconv.FormatInt(1<<62, 10)}
 	var out []MessageView
-	for _, g := range slices.Sorted(maps.Keys(targets)) {
-		addr := targets[g]
-		resp, err := c.invoke(ctx, addr, transport.QueryMessage, ext, 0)
+	err := c.queryByKey(ctx, topic, key, maxNum, func(g, addr string, body []byte) error {
+		ms, err := decodeMessages(body)
 		if err != nil {
-			return nil, err
-		}
-		switch resp.ResponseCode() {
-		case transport.Success:
-		case transport.QueryNotFound:
-			continue
-		default:
-			return nil, fmt.Errorf("query message broker=%s: %s %s: %w", addr, resp.ResponseCode(), resp.Remark, ErrBrokerResponse)
-		}
-		ms, err := decodeMessages(resp.Body)
-		if err != nil {
-			return nil, fmt.Errorf("query message broker=%s: %w", addr, err)
+			return err
 		}
 		for _, m := range ms {
 			if m.Topic == topic && (m.MsgID == key || slices.Contains(m.Keys, key)) {
@@ -126,11 +108,45 @@ func (c *Client) MessageByKey(ctx context.Context, topic, key string, maxNum int
 				out = append(out, m)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("topic=%s key=%s: %w", topic, key, ErrNotFound)
 	}
 	return out, nil
+}
+
+// queryByKey sends QUERY_MESSAGE (topic, key, at most maxNum, any time) to
+// every group serving topic, in group order, and hands each answer's records
+// to each with the group and address; a group with no match is skipped.
+func (c *Client) queryByKey(ctx context.Context, topic, key string, maxNum int, each func(group, addr string, body []byte) error) error {
+	targets, err := c.topicTargets(ctx, topic)
+	if err != nil {
+		return err
+	}
+	ext := map[string]string{"topic": topic, "key": key, "maxNum": strconv.Itoa(maxNum),
+		"beginTimestamp": "0", "endTimestamp": strconv.FormatInt(1<<62, 10)}
+	for _, g := range slices.Sorted(maps.Keys(targets)) {
+		addr := targets[g]
+		resp, err := c.invoke(ctx, addr, transport.QueryMessage, ext, 0)
+		if err != nil {
+			return err
+		}
+		switch resp.ResponseCode() {
+		case transport.Success:
+		case transport.QueryNotFound:
+			continue
+		default:
+			return fmt.Errorf("query topic=%s key=%s broker=%s: %s %s: %w", topic, key, addr, resp.ResponseCode(), resp.Remark, ErrBrokerResponse)
+		}
+		if err := each(g, addr, resp.Body); err != nil {
+			return fmt.Errorf("query topic=%s key=%s broker=%s: %w", topic, key, addr, err)
+		}
+	}
+	return nil
 }
 
 // topicTargets maps each group serving topic to its leader (or any node); with

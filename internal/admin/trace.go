@@ -4,13 +4,10 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/rocketraft/rocketraft/transport"
 )
 
 // DefaultTraceTopic is Apache's msgTraceTopicName default.
@@ -124,29 +121,11 @@ func (c *Client) Trace(ctx context.Context, msgID, traceTopic string) ([]TraceRe
 	if traceTopic == "" {
 		traceTopic = DefaultTraceTopic
 	}
-	targets, err := c.topicTargets(ctx, traceTopic)
-	if err != nil {
-		return nil, err
-	}
-	ext := map[string]string{"topic": traceTopic, "key": msgID, "maxNum": strconv.Itoa(traceMaxNum),
-		"beginTimestamp": "0", "endTimestamp": strconv.FormatInt(1<<62, 10)}
 	out := []TraceRecord{}
-	for _, g := range slices.Sorted(maps.Keys(targets)) {
-		addr := targets[g]
-		resp, err := c.invoke(ctx, addr, transport.QueryMessage, ext, 0)
+	err := c.queryByKey(ctx, traceTopic, msgID, traceMaxNum, func(g, addr string, body []byte) error {
+		ms, err := decodeRecords(body)
 		if err != nil {
-			return nil, err
-		}
-		switch resp.ResponseCode() {
-		case transport.Success:
-		case transport.QueryNotFound:
-			continue
-		default:
-			return nil, fmt.Errorf("query trace broker=%s: %s %s: %w", addr, resp.ResponseCode(), resp.Remark, ErrBrokerResponse)
-		}
-		ms, err := decodeRecords(resp.Body)
-		if err != nil {
-			return nil, fmt.Errorf("query trace broker=%s: %w", addr, err)
+			return err
 		}
 		for _, m := range ms {
 			v := withBody(m, g, addr)
@@ -163,6 +142,10 @@ func (c *Client) Trace(ctx context.Context, msgID, traceTopic string) ([]TraceRe
 				}
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no trace of msgId=%s in %s: %w", msgID, traceTopic, ErrNotFound)
