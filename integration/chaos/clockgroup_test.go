@@ -225,5 +225,5 @@ func (g *clockGroup) readQueueAt(id raft.ServerID, topic string, qid int32) ([]s
 // jump steps id's clock by d and notes it in rep.
 func (g *clockGroup) jump(rep *Report, id raft.ServerID, role string, d time.Duration) {
 	off := g.clocks.Jump(id, d)
-	rep.Note("%s: %s %s's clock stepped %+v (now %+v off the real time)", time.Now().Format("15:04:05.000"), role, id, d, off)
+	rep.Note("at %v: %s %s's clock stepped %+v (now %+v off the real time)", time.Since(g.started).Round(100*time.Millisecond), role, id, d, off)
 }

@@ -619,14 +619,18 @@ func TestC4TransactionCheckBackUnderClockJumps(t *testing.T) {
 		for i, h := range a {
 			end(h, map[bool]int32{true: transaction.CommitType, false: transaction.RollbackType}[i < 3])
 		}
-		// Leader +10 min: fresh half messages look old at once.
+		// Leader +10 min: half messages stored before the step look old at
+		// once (asked early, by at most the step); those stored after it are
+		// stamped in the stepped frame and wait the timeout as usual.
 		l := g.leader()
+		pre := sendHalves(3)
 		g.jump(rep, l, "leader", clockStep)
 		t1 := time.Now()
 		b := sendHalves(5)
 		time.Sleep(timeout + 3*time.Second)
-		phase("leader +10m", b, t1, timeout, true)
-		for _, h := range b {
+		phase("leader +10m (stored after the step)", b, t1, timeout, false)
+		phase("leader +10m (stored just before the step)", pre, pre[0].sent, timeout, true)
+		for _, h := range append(pre, b...) {
 			end(h, transaction.CommitType)
 		}
 		// Half messages stored now are stamped 10 min ahead; after the step
