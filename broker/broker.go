@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -51,8 +52,11 @@ type Broker struct {
 	status replica.Status
 	// diskFull is set while the store's disk is above diskFullRatio.
 	diskFull atomic.Bool
-	// diskCheckedAt is when diskFull was last refreshed (unix nanoseconds).
+	// diskCheckedAt is when diskFull was last refreshed, as nanoseconds of
+	// monoSinceStart.
 	diskCheckedAt atomic.Int64
+	// monoBase is Config.Monotonic at New: the origin of monoSinceStart.
+	monoBase time.Time
 	// diskUsedRatio and diskFreeBytes read the store disk's usage (seams for tests).
 	diskUsedRatio func() (float64, error)
 	diskFreeBytes func() (uint64, error)

@@ -103,7 +103,17 @@ type Config struct {
 	Settings adminapi.Settings
 	// Version is the binary's version, reported in the runtime info.
 	Version string
-	Logger  hclog.Logger
+	// Monotonic is the clock of intervals measured on this node alone: queue
+	// lock leases, client idle expiry, the spacing of disk checks. Its readings
+	// are never stored, replicated or sent, so a wall-clock step (NTP, an
+	// operator) must not move them. nil means time.Now, whose monotonic reading
+	// Go uses for Sub and Before and which a step of the wall clock does not
+	// move (raft's own timers rely on the same). The wall clock, for everything
+	// stored or compared across nodes (store timestamps, delay due times,
+	// half-message ages, retention), is the replica's Now (node.Config.Now);
+	// docs/reliability.md "Clock jumps" says what each subsystem does.
+	Monotonic func() time.Time
+	Logger    hclog.Logger
 }
 
 // DefaultTraceTopic is Apache's RMQ_SYS_TRACE_TOPIC, where the official
@@ -146,6 +156,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()
+	}
+	if c.Monotonic == nil {
+		c.Monotonic = time.Now
 	}
 	if len(c.MessageDelayLevel) == 0 {
 		c.MessageDelayLevel = schedule.DefaultMessageDelayLevel

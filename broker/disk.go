@@ -25,8 +25,11 @@ const diskCheckInterval = 100 * time.Millisecond
 // group its quorum (chaos D5 flat-out: "segment is sealed" until restart).
 const raftLogSegmentReserve = 2 * 64 << 20
 
-func (b *Broker) checkDisk(now time.Time) {
-	b.diskCheckedAt.Store(now.UnixNano())
+// monoSinceStart is the time since New on the monotonic clock.
+func (b *Broker) monoSinceStart() time.Duration { return b.cfg.Monotonic().Sub(b.monoBase) }
+
+func (b *Broker) checkDisk(time.Time) {
+	b.diskCheckedAt.Store(int64(b.monoSinceStart()))
 	ratio, err := b.diskUsedRatio()
 	if err != nil {
 		return
@@ -53,8 +56,10 @@ func (b *Broker) diskReserve() uint64 {
 
 // errDiskFull is the answer to sends while the disk is above diskFullRatio.
 func (b *Broker) errDiskFull() error {
-	if now := b.replica.Now(); now.UnixNano()-b.diskCheckedAt.Load() > int64(diskCheckInterval) {
-		b.checkDisk(now)
+	// Spaced on the monotonic clock: with the wall clock a backward jump would
+	// stop the send path's re-checks until the clock caught up (chaos C-series).
+	if b.monoSinceStart()-time.Duration(b.diskCheckedAt.Load()) > diskCheckInterval {
+		b.checkDisk(time.Time{})
 	}
 	if !b.diskFull.Load() {
 		return nil

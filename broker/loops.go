@@ -31,8 +31,10 @@ func (b *Broker) startLoops() {
 			b.log.Warn("consumer offset flush failed", "error", err)
 		}
 	})
-	b.every(clientExpiryScan, loop.AfterFirstTick, func(now time.Time) {
-		for _, g := range b.clients.ExpireBefore(now.Add(-clientIdleTimeout)) {
+	b.every(clientExpiryScan, loop.AfterFirstTick, func(time.Time) {
+		// Idle time is measured on the monotonic clock, as the heartbeats were
+		// recorded (clientapi): a wall-clock jump must not drop live clients.
+		for _, g := range b.clients.ExpireBefore(b.cfg.Monotonic().Add(-clientIdleTimeout)) {
 			b.clients.NotifyConsumerIDsChanged(g)
 		}
 	})

@@ -49,7 +49,7 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 		store:        st,
 		replica:      rep,
 		storeHost:    host,
-		clients:      clients.NewRegistry(rep.Now()),
+		clients:      clients.NewRegistry(cfg.Monotonic()),
 		pulls:        clients.NewPullWaiters(),
 		offsets:      offsets.NewBuffer(rep),
 		stats:        stats.New(cfg.ClusterName, rep.Now()),
@@ -58,6 +58,7 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 		cancel:       cancel,
 	}
 	b.status = rep.Status()
+	b.monoBase = cfg.Monotonic()
 	b.diskUsedRatio = st.DiskUsedRatio
 	b.diskFreeBytes = st.DiskFreeBytes
 	b.client = transport.NewClient(transport.ClientConfig{DialTimeout: dialTimeout, Logger: b.log.Named("client"), TLS: cfg.ClientTLS})
@@ -76,6 +77,7 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 		},
 		StoreHost: host, Store: st, Replica: rep, Clients: b.clients, Pulls: b.pulls, Offsets: b.offsets,
 		Status: b.Status, DiskFull: b.errDiskFull, TopicsChanged: b.registerAllAsync, Logger: b.log,
+		Monotonic: cfg.Monotonic,
 	}
 	cdeps.Sent, cdeps.Pulled = b.observeSent, b.observePulled
 	capi := clientapi.New(cdeps)

@@ -59,6 +59,11 @@ type Deps struct {
 	Clients   *clients.Registry
 	Pulls     *clients.PullWaiters
 	Offsets   *offsets.Buffer
+	// Monotonic is the clock of soft-state leases (queue locks, heartbeats,
+	// producer channels): intervals on this node only, never stored, so a
+	// wall-clock jump must not move it (broker.Config.Monotonic); nil means
+	// time.Now.
+	Monotonic func() time.Time
 	// Status is the broker's view of its role (LEADER only after the barrier).
 	Status func() replica.Status
 	// DiskFull is nil while sends may be accepted, else the error to answer.
@@ -97,6 +102,16 @@ func (a *API) SetMaxMessageSize(n int) { a.maxMessageSize.Store(int64(n)) }
 // MaxMessageSize is the largest message body a send may carry now.
 func (a *API) MaxMessageSize() int { return int(a.maxMessageSize.Load()) }
 
+// now is the leader's wall clock: for what is stored or compared with other
+// nodes' and clients' times (timer delivery, reply timestamps).
 func (a *API) now() time.Time { return a.d.Replica.Now() }
+
+// mono is the clock of the client registry's leases (Deps.Monotonic).
+func (a *API) mono() time.Time {
+	if a.d.Monotonic != nil {
+		return a.d.Monotonic()
+	}
+	return time.Now()
+}
 
 func (a *API) leading() bool { return a.d.Status().Role == replica.RoleLeader }

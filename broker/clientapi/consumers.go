@@ -23,7 +23,7 @@ func (a *API) handleHeartbeat(ctx context.Context, req *route.Request) (*transpo
 	if err != nil {
 		return nil, err
 	}
-	for _, g := range a.d.Clients.Heartbeat(req.Conn, hb, a.now()) {
+	for _, g := range a.d.Clients.Heartbeat(req.Conn, hb, a.mono()) {
 		a.d.Clients.NotifyConsumerIDsChanged(g)
 	}
 	if a.leading() {
@@ -88,7 +88,7 @@ func (a *API) handleLockBatch(_ context.Context, req *route.Request) (*transport
 	if err != nil {
 		return nil, err
 	}
-	now := a.now()
+	now := a.mono() // a lease on this node: a wall-clock jump must not end it (chaos C1)
 	term := a.d.Status().Term
 	granted := a.d.Clients.Lock(term, lb.ConsumerGroup, lb.ClientID, lb.MQSet, now)
 	if len(granted) < len(lb.MQSet) {
@@ -110,6 +110,6 @@ func (a *API) handleUnlockBatch(_ context.Context, req *route.Request) (*transpo
 	if err != nil {
 		return nil, err
 	}
-	a.d.Clients.Unlock(a.d.Status().Term, lb.ConsumerGroup, lb.ClientID, lb.MQSet, a.now())
+	a.d.Clients.Unlock(a.d.Status().Term, lb.ConsumerGroup, lb.ClientID, lb.MQSet, a.mono())
 	return route.OK(nil, nil), nil
 }

@@ -171,7 +171,7 @@ func (a *API) handleSend(ctx context.Context, req *route.Request) (*transport.Co
 			place = a.placeHalf
 			h.SysFlag &^= store.SysFlagTxMask
 			if !forwarded {
-				a.d.Clients.SawProducer(req.Conn, h.ProducerGroup, a.now())
+				a.d.Clients.SawProducer(req.Conn, h.ProducerGroup, a.mono())
 			}
 		}
 		p, err := place(ctx, placeArgs{Topic: h.Topic, QueueID: queueID, ProducerGroup: h.ProducerGroup,
@@ -185,7 +185,7 @@ func (a *API) handleSend(ctx context.Context, req *route.Request) (*transport.Co
 		code := req.RequestCode()
 		if replyTo, ok := store.Property(p.props, propertyReplyToClient); ok && !forwarded &&
 			code != transport.SendReplyMessage && code != transport.SendReplyMessageV2 {
-			a.d.Clients.SawRequester(req.Conn, replyTo, a.now())
+			a.d.Clients.SawRequester(req.Conn, replyTo, a.mono())
 		}
 		ph := h
 		ph.Topic = p.topic

@@ -168,8 +168,10 @@ func watchLeadership(r *raft.Raft, l *leadershipLog, now func() time.Time, stop 
 	defer r.DeregisterObserver(obs)
 	// A leader raft learnt before the observer was registered is still news.
 	if _, id := r.LeaderWithID(); id != "" {
-		t := now()
-		l.observe(leaderSignal{now: t, term: r.CurrentTerm(), leader: id, sinceContact: t.Sub(r.LastContact())})
+		// sinceContact is measured against raft's own reading of LastContact
+		// (time.Now, monotonic), not the injected wall clock: a wall-clock
+		// jump must not turn into a minutes-long silence.
+		l.observe(leaderSignal{now: now(), term: r.CurrentTerm(), leader: id, sinceContact: time.Since(r.LastContact())})
 	}
 	for {
 		select {
@@ -177,7 +179,7 @@ func watchLeadership(r *raft.Raft, l *leadershipLog, now func() time.Time, stop 
 			t := now()
 			switch d := o.Data.(type) {
 			case raft.LeaderObservation:
-				l.observe(leaderSignal{now: t, term: r.CurrentTerm(), leader: d.LeaderID, sinceContact: t.Sub(r.LastContact())})
+				l.observe(leaderSignal{now: t, term: r.CurrentTerm(), leader: d.LeaderID, sinceContact: time.Since(r.LastContact())})
 			case raft.RequestVoteRequest:
 				l.noteTransfer(t)
 			}

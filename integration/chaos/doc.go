@@ -47,6 +47,11 @@
 //	logs, _ := c.StopAndReadReplicas()
 //	rep := chaos.Check(w.History(), logs)
 //
+// The in-process scenarios (D1, D2, and the clock scenarios C1–C5, which run
+// a real broker on every node of an internal/testcluster group with a
+// steppable wall clock per node) import the node and broker packages from
+// their _test.go files only.
+//
 // Scenarios live in the _test.go files and run only when ROCKETRAFT_CHAOS is set
 // ("short" for the CI subset, "full" for the whole matrix).
 package chaos

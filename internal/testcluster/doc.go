@@ -29,5 +29,6 @@
 // Faults (faults.go) plugs fault injection into Options.Configure: a
 // raftlog.FaultyLogStore per node (fail raft log writes, chaos D1) and a
 // raftlog.PowerLossVFS per node, used by PowerLoss to drop everything not fsynced
-// on every node at once (chaos D2).
+// on every node at once (chaos D2). Clocks (clock.go) gives every node its own
+// wall clock (node.Config.Now) that a test steps forward or back (chaos C1–C5).
 package testcluster

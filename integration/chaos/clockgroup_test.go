@@ -1,0 +1,229 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/rocketraft/rocketraft/broker"
+	"github.com/rocketraft/rocketraft/broker/replica"
+	"github.com/rocketraft/rocketraft/internal/testcluster"
+	"github.com/rocketraft/rocketraft/store"
+	"github.com/rocketraft/rocketraft/transport"
+)
+
+// The clock scenarios (C1–C5) need the broker's leader services (lock
+// manager, schedule, transaction check-back, retention), which run inside a
+// node: so, like D1 and D2, they run in the test process. clockGroup is a
+// testcluster group with a jumpable wall clock per node (testcluster.Clocks)
+// and a real broker on every node, served over loopback TCP; the test talks
+// to the brokers with the project's transport client, as a RocketMQ client
+// would.
+
+// clockGroupOptions shape a clock scenario's group.
+type clockGroupOptions struct {
+	Store store.Config
+	// Broker adjusts every node's broker config.
+	Broker func(*broker.Config)
+}
+
+type clockGroup struct {
+	t      *testing.T
+	c      *testcluster.Cluster
+	clocks *testcluster.Clocks
+	addrs  map[raft.ServerID]string
+	tc     *transport.Client
+	// started is when the group was started.
+	started time.Time
+	// brokers are closed by closeBrokers, before the nodes stop.
+	brokers []*broker.Broker
+
+	mu sync.Mutex
+	// checks are the CHECK_TRANSACTION_STATE requests the producer connection
+	// received, in arrival order.
+	checks []receivedCheck
+}
+
+type receivedCheck struct {
+	at         time.Time
+	halfOffset string
+	txID       string
+}
+
+func startClockGroup(t *testing.T, opts clockGroupOptions) *clockGroup {
+	t.Helper()
+	started := time.Now()
+	clocks := testcluster.NewClocks(nil)
+	c := testcluster.New(t, 3, testcluster.Options{Configure: clocks.Configure, Logger: inprocLogger(), Store: opts.Store})
+	g := &clockGroup{t: t, c: c, clocks: clocks, addrs: map[raft.ServerID]string{}, started: started}
+	g.tc = transport.NewClient(transport.ClientConfig{DialTimeout: time.Second, OnRequest: transport.HandlerFunc(g.onRequest)})
+	t.Cleanup(func() { _ = g.tc.Close() })
+	var peers []broker.Peer
+	for _, m := range c.Members() {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.addrs[m.ID] = ln.Addr().String()
+		_ = ln.Close()
+		peers = append(peers, broker.Peer{ID: string(m.ID), ClientAddr: g.addrs[m.ID]})
+	}
+	for i, m := range c.Members() {
+		cfg := broker.Config{ClusterName: "chaos", BrokerName: "broker-a", ListenAddr: g.addrs[m.ID], ClientAddr: g.addrs[m.ID],
+			SelfID: string(m.ID), SelfIndex: i, Peers: peers, MaxMessageSize: 4 << 20, AutoCreateTopicEnable: true,
+			Logger: inprocLogger().Named(string(m.ID))}
+		if opts.Broker != nil {
+			opts.Broker(&cfg)
+		}
+		b, err := broker.New(cfg, m.Node().Store(), replica.NewNode(m.Node(), replica.NodeOptions{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Start(); err != nil {
+			t.Fatal(err)
+		}
+		g.brokers = append(g.brokers, b)
+	}
+	t.Cleanup(g.closeBrokers) // before the group closes its nodes (last in, first out)
+	return g
+}
+
+// closeBrokers closes every broker; safe to call twice.
+func (g *clockGroup) closeBrokers() {
+	for _, b := range g.brokers {
+		_ = b.Close()
+	}
+	g.brokers = nil
+}
+
+func (g *clockGroup) onRequest(_ context.Context, _ *transport.Conn, req *transport.Command) *transport.Command {
+	if req.RequestCode() == transport.CheckTransactionState {
+		g.mu.Lock()
+		g.checks = append(g.checks, receivedCheck{at: time.Now(), halfOffset: req.ExtFields["tranStateTableOffset"], txID: req.ExtFields["transactionId"]})
+		g.mu.Unlock()
+	}
+	return nil
+}
+
+// checksSince returns the check-backs received at or after since.
+func (g *clockGroup) checksSince(since time.Time) []receivedCheck {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []receivedCheck
+	for _, c := range g.checks {
+		if !c.at.Before(since) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// leader is the ready leader's id.
+func (g *clockGroup) leader() raft.ServerID { return g.c.WaitLeader(10 * time.Second).ID }
+
+// follower is a running node other than the leader.
+func (g *clockGroup) follower() raft.ServerID {
+	l := g.leader()
+	for _, m := range g.c.Members() {
+		if m.ID != l {
+			return m.ID
+		}
+	}
+	g.t.Fatal("no follower")
+	return ""
+}
+
+// call sends one request to id's broker.
+func (g *clockGroup) call(id raft.ServerID, code transport.RequestCode, ext map[string]string, body []byte) (*transport.Command, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return g.tc.Invoke(ctx, g.addrs[id], transport.NewRequest(code, ext, body))
+}
+
+// sendExt is a SEND_MESSAGE header with properties props (UNIQ_KEY = id).
+func clockSendExt(topic string, queueID int32, group, id string, props map[string]string) map[string]string {
+	p := map[string]string{store.PropertyUniqKey: id, store.PropertyKeys: id}
+	for k, v := range props {
+		p[k] = v
+	}
+	return map[string]string{"producerGroup": group, "topic": topic, "defaultTopic": "TBW102", "defaultTopicQueueNums": "4",
+		"queueId": strconv.Itoa(int(queueID)), "sysFlag": "0", "bornTimestamp": strconv.FormatInt(time.Now().UnixMilli(), 10), "flag": "0",
+		"properties": store.EncodeProperties(p), "reconsumeTimes": "0", "unitMode": "false", "batch": "false"}
+}
+
+// sendAck is what a successful SEND_MESSAGE answered.
+type sendAck struct {
+	queueOffset int64
+	physOffset  int64
+}
+
+// send sends one message to id's broker; a non-success answer is an error
+// naming its code.
+func (g *clockGroup) send(id raft.ServerID, ext map[string]string, body string) (sendAck, error) {
+	r, err := g.call(id, transport.SendMessage, ext, []byte(body))
+	if err != nil {
+		return sendAck{}, err
+	}
+	if r.ResponseCode() != transport.Success {
+		return sendAck{}, fmt.Errorf("send %s: %s %s", body, r.ResponseCode(), r.Remark)
+	}
+	qo, err := strconv.ParseInt(r.ExtFields["queueOffset"], 10, 64)
+	if err != nil {
+		return sendAck{}, fmt.Errorf("send %s: queueOffset %q: %w", body, r.ExtFields["queueOffset"], err)
+	}
+	_, phys, err := store.ParseOffsetMsgID(r.ExtFields["msgId"])
+	if err != nil {
+		return sendAck{}, fmt.Errorf("send %s: msgId %q: %w", body, r.ExtFields["msgId"], err)
+	}
+	return sendAck{queueOffset: qo, physOffset: int64(phys)}, nil
+}
+
+// storedMessage is one message read from a node's store.
+type storedMessage struct {
+	body    string
+	offset  int64
+	storeTS int64
+}
+
+// readQueueAt reads every message of topic/queue from id's store.
+func (g *clockGroup) readQueueAt(id raft.ServerID, topic string, qid int32) ([]storedMessage, error) {
+	n := g.c.Member(id).Node()
+	if n == nil {
+		return nil, fmt.Errorf("%s is not running", id)
+	}
+	st := n.Store()
+	var out []storedMessage
+	for off := st.MinQueueOffset(topic, qid); off < st.MaxQueueOffset(topic, qid); {
+		res, err := st.GetMessages(topic, qid, off, 256, 4<<20, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s@%d: %w", id, topic, off, err)
+		}
+		if res.Status != store.Found || len(res.Messages) == 0 {
+			res.Release()
+			return out, nil
+		}
+		for i, raw := range res.Messages {
+			m, err := store.DecodeMessage(raw, true)
+			if err != nil {
+				res.Release()
+				return nil, fmt.Errorf("%s %s@%d: %w", id, topic, res.QueueOffsets[i], err)
+			}
+			out = append(out, storedMessage{body: string(m.Body), offset: int64(res.QueueOffsets[i]), storeTS: m.StoreTimestamp})
+		}
+		off = res.NextBeginOffset
+		res.Release()
+	}
+	return out, nil
+}
+
+// jump steps id's clock by d and notes it in rep.
+func (g *clockGroup) jump(rep *Report, id raft.ServerID, role string, d time.Duration) {
+	off := g.clocks.Jump(id, d)
+	rep.Note("at %v: %s %s's clock stepped %+v (now %+v off the real time)", time.Since(g.started).Round(100*time.Millisecond), role, id, d, off)
+}
