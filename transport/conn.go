@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -95,8 +96,11 @@ type Conn struct {
 	id     uint64
 	nc     net.Conn
 	remote string
-	opts   connOptions
-	logger hclog.Logger
+	// remoteAP is remote parsed once (zero when it is not ip:port): the
+	// broker stores it as every message's BORNHOST.
+	remoteAP netip.AddrPort
+	opts     connOptions
+	logger   hclog.Logger
 
 	ctx    context.Context // cancelled on Close; handed to handlers
 	cancel context.CancelFunc
@@ -109,7 +113,9 @@ type Conn struct {
 	wake    chan struct{} // capacity 1: "queue not empty"
 
 	pmu     sync.Mutex
-	pending map[int32]chan *Command // opaque → waiter of a request this side sent
+	pending map[int32]pendingCall // opaque → waiter of a request this side sent
+	// sweeping is set once the goroutine that times out InvokeAsync calls runs.
+	sweeping atomic.Bool
 
 	// peer is the language and version the other side put in its latest request
 	// (Java's ClientChannelInfo keeps the heartbeat's); nil until one arrived.
@@ -144,9 +150,10 @@ func newConn(parent context.Context, nc net.Conn, opts connOptions) *Conn {
 		sem:     make(chan struct{}, opts.maxInFlight),
 		work:    make(chan *Command),
 		wake:    make(chan struct{}, 1),
-		pending: make(map[int32]chan *Command),
+		pending: make(map[int32]pendingCall),
 		closed:  make(chan struct{}),
 	}
+	c.remoteAP, _ = netip.ParseAddrPort(c.remote)
 	c.logger = opts.logger.With("conn", id, "remote", c.remote)
 	c.ctx, c.cancel = context.WithCancel(parent)
 	return c
@@ -164,6 +171,10 @@ func (c *Conn) ID() uint64 { return c.id }
 
 // RemoteAddr is the peer's "ip:port".
 func (c *Conn) RemoteAddr() string { return c.remote }
+
+// RemoteAddrPort is RemoteAddr parsed, or the zero AddrPort when the peer's
+// address is not an ip:port (a pipe in tests).
+func (c *Conn) RemoteAddrPort() netip.AddrPort { return c.remoteAP }
 
 // TLS is the handshake's outcome (version, cipher, verified client certificates)
 // on a TLS connection, or nil on a plaintext one. The caller must not modify it.
@@ -202,7 +213,7 @@ func (c *Conn) Invoke(ctx context.Context, req *Command) (*Command, error) {
 	req.Flag &^= flagResponse | flagOneway
 	ch := make(chan *Command, 1)
 	c.pmu.Lock()
-	c.pending[req.Opaque] = ch
+	c.pending[req.Opaque] = pendingCall{ch: ch}
 	c.pmu.Unlock()
 	if err := c.send(req); err != nil {
 		c.forget(req.Opaque)
@@ -356,6 +367,7 @@ func (c *Conn) readLoop() {
 	defer c.loops.Done()
 	defer func() {
 		_ = c.Close()
+		c.failAsync()
 		if c.opts.onClose != nil {
 			c.opts.onClose(c)
 		}
@@ -467,7 +479,7 @@ func (c *Conn) logReadError(err error) {
 
 func (c *Conn) deliver(resp *Command) {
 	c.pmu.Lock()
-	ch, ok := c.pending[resp.Opaque]
+	call, ok := c.pending[resp.Opaque]
 	delete(c.pending, resp.Opaque)
 	c.pmu.Unlock()
 	if !ok {
@@ -475,7 +487,11 @@ func (c *Conn) deliver(resp *Command) {
 		c.logger.Debug("dropping response with unknown opaque", "opaque", resp.Opaque, "code", resp.ResponseCode())
 		return
 	}
-	ch <- resp // buffered, one send per registration
+	if call.done != nil {
+		call.done(resp, nil)
+		return
+	}
+	call.ch <- resp // buffered, one send per registration
 }
 
 // serve runs the handler for one request and queues its response. A handler panic is
