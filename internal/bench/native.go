@@ -128,7 +128,7 @@ func (s *nativeSender) request(o op, t queueTarget) *transport.Command {
 		code, ext["batch"] = transport.SendBatchMessage, "true"
 		bodies, props := make([][]byte, o.msgs), make([]string, o.msgs)
 		for i := range bodies {
-			bodies[i], props[i] = s.shape.body, s.shape.encodedProperties(o.first + int64(i))
+			bodies[i], props[i] = s.shape.body, s.shape.encodedProperties(o.first+int64(i))
 		}
 		payload = encodeBatchBody(bodies, props)
 	} else {
