@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -459,6 +460,8 @@ func (p *jsonScanner) strEscaped(start int) (string, bool) {
 	return "", false
 }
 
+var colon = []byte{':'}
+
 // strMap parses extFields: an object whose values are strings, numbers (kept as
 // written), true/false, or null (the key is left out, as fastjson's readers take a
 // null for absent). Duplicate keys are refused.
@@ -466,7 +469,16 @@ func (p *jsonScanner) strMap() (map[string]string, bool) {
 	if !p.eat('{') {
 		return nil, false
 	}
-	m := make(map[string]string, 16)
+	// Size the map from the colons left in the header (a slight overcount: the
+	// top-level fields after extFields have theirs too). A map of at most 8
+	// entries is one group without a table: responses carry about six fields,
+	// a SEND request fourteen, and either way the map is allocated once.
+	var m map[string]string
+	if n := bytes.Count(p.b[p.i:], colon); n > 8 {
+		m = make(map[string]string, n)
+	} else {
+		m = make(map[string]string)
+	}
 	p.ws()
 	if p.eat('}') {
 		return m, true

@@ -280,11 +280,7 @@ func bornHost(conn *transport.Conn) netip.AddrPort {
 	if conn == nil {
 		return netip.AddrPort{}
 	}
-	ap, err := netip.ParseAddrPort(conn.RemoteAddr())
-	if err != nil {
-		return netip.AddrPort{}
-	}
-	return ap
+	return conn.RemoteAddrPort()
 }
 
 // SendHeader is SEND_MESSAGE's header (V1 keys), also decoded from

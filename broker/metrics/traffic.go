@@ -76,6 +76,22 @@ type traffic struct {
 	in, inBytes   *prometheus.CounterVec   // topic, message_type, is_system
 	size          *prometheus.HistogramVec // topic, message_type, is_system
 	out, outBytes *prometheus.CounterVec   // topic, consumer_group, is_retry, is_system
+
+	// inSeries caches the three series of each (topic label, message type,
+	// is_system), inKey → *inSeries: resolving them through the vectors hashes
+	// the labels three times per stored message. The topic label is admitted
+	// first, so the cache is bounded by the label cap (times the types).
+	inSeries sync.Map
+}
+
+type inKey struct {
+	topic, typ string
+	system     bool
+}
+
+type inSeries struct {
+	in, inBytes prometheus.Counter
+	size        prometheus.Observer
 }
 
 func newTraffic(topics, groups *labelCap) *traffic {
@@ -118,10 +134,17 @@ func (t *traffic) sent(topic, props string, prepared bool, storedBytes int) {
 	if isRetryOrDLQ(topic) {
 		return
 	}
-	labels := []string{t.topics.admit(topic), MessageType(props, prepared), boolLabel(isSystemTopic(topic))}
-	t.in.WithLabelValues(labels...).Inc()
-	t.inBytes.WithLabelValues(labels...).Add(float64(storedBytes))
-	t.size.WithLabelValues(labels...).Observe(float64(storedBytes))
+	k := inKey{t.topics.admit(topic), MessageType(props, prepared), isSystemTopic(topic)}
+	v, ok := t.inSeries.Load(k)
+	if !ok {
+		labels := []string{k.topic, k.typ, boolLabel(k.system)}
+		v, _ = t.inSeries.LoadOrStore(k, &inSeries{in: t.in.WithLabelValues(labels...),
+			inBytes: t.inBytes.WithLabelValues(labels...), size: t.size.WithLabelValues(labels...)})
+	}
+	ss := v.(*inSeries)
+	ss.in.Inc()
+	ss.inBytes.Add(float64(storedBytes))
+	ss.size.Observe(float64(storedBytes))
 }
 
 // pulled records one pull answered here: the group's next pull offset of the

@@ -1,7 +1,7 @@
 package bench
 
 import (
-	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,7 +38,71 @@ func newShape(o ProduceOptions, now time.Time) shape {
 }
 
 // uniqKey is the UNIQ_KEY (client message id) of message n.
-func (s shape) uniqKey(n int64) string { return fmt.Sprintf("%016X%016X", s.runID, uint64(n)) }
+func (s shape) uniqKey(n int64) string { return string(s.appendUniqKey(nil, n)) }
+
+// appendUniqKey appends uniqKey(n): 32 upper-case hex digits, without fmt
+// (a send's header is built per message, so its cost is the client's).
+func (s shape) appendUniqKey(b []byte, n int64) []byte {
+	const hex = "0123456789ABCDEF"
+	for _, v := range [2]uint64{s.runID, uint64(n)} {
+		for shift := 60; shift >= 0; shift -= 4 {
+			b = append(b, hex[v>>uint(shift)&0xF])
+		}
+	}
+	return b
+}
+
+// encodedProperties is store.EncodeProperties(s.properties(n)) built directly,
+// names in the same (sorted) order, without the map and the sort.
+func (s shape) encodedProperties(n int64) string {
+	b := make([]byte, 0, 96+len(s.pad)+len(s.tag)+len(s.keyPrefix)+len(s.group))
+	prop := func(name string, value func([]byte) []byte) {
+		b = append(b, name...)
+		b = append(b, '\x01')
+		b = value(b)
+		b = append(b, '\x02')
+	}
+	str := func(v string) func([]byte) []byte { return func(b []byte) []byte { return append(b, v...) } }
+	for _, name := range sortedPropertyNames {
+		switch name {
+		case PadProperty:
+			if s.pad != "" {
+				prop(name, str(s.pad))
+			}
+		case store.PropertyDelayLevel:
+			if s.delayLevel > 0 {
+				prop(name, func(b []byte) []byte { return strconv.AppendInt(b, int64(s.delayLevel), 10) })
+			}
+		case store.PropertyKeys:
+			if s.keyPrefix != "" {
+				prop(name, func(b []byte) []byte { return strconv.AppendInt(append(b, s.keyPrefix...), n, 10) })
+			}
+		case store.PropertyProducerGroup:
+			if s.transaction {
+				prop(name, str(s.group))
+			}
+		case store.PropertyTags:
+			if s.tag != "" {
+				prop(name, str(s.tag))
+			}
+		case store.PropertyTransaction:
+			if s.transaction {
+				prop(name, str("true"))
+			}
+		case store.PropertyUniqKey:
+			prop(name, func(b []byte) []byte { return s.appendUniqKey(b, n) })
+		}
+	}
+	return string(b)
+}
+
+// sortedPropertyNames are the names properties can set, in EncodeProperties' order.
+var sortedPropertyNames = func() []string {
+	names := []string{PadProperty, store.PropertyDelayLevel, store.PropertyKeys, store.PropertyProducerGroup,
+		store.PropertyTags, store.PropertyTransaction, store.PropertyUniqKey}
+	slices.Sort(names)
+	return names
+}()
 
 // properties are message n's properties as the native client sends them.
 func (s shape) properties(n int64) map[string]string {

@@ -128,11 +128,11 @@ func (s *nativeSender) request(o op, t queueTarget) *transport.Command {
 		code, ext["batch"] = transport.SendBatchMessage, "true"
 		bodies, props := make([][]byte, o.msgs), make([]string, o.msgs)
 		for i := range bodies {
-			bodies[i], props[i] = s.shape.body, store.EncodeProperties(s.shape.properties(o.first+int64(i)))
+			bodies[i], props[i] = s.shape.body, s.shape.encodedProperties(o.first+int64(i))
 		}
 		payload = encodeBatchBody(bodies, props)
 	} else {
-		ext["properties"] = store.EncodeProperties(s.shape.properties(o.first))
+		ext["properties"] = s.shape.encodedProperties(o.first)
 		payload = s.shape.body
 	}
 	return transport.NewRequest(code, s.creds.SignExt(ext, payload), payload)
@@ -156,6 +156,28 @@ func (s *nativeSender) send(ctx context.Context, o op) (int64, error) {
 		}
 	}
 	return int64(o.msgs) * int64(len(s.shape.body)), nil
+}
+
+// sendAsync is send without a goroutine, context or timer per message: the
+// answer is handled on the connection's reader (transport.InvokeAsync).
+// Transactions, which send their commit after the answer, use send.
+func (s *nativeSender) sendAsync(o op, done func(int64, error)) {
+	t := s.targets[(o.first/s.batch)%int64(len(s.targets))]
+	bytes := int64(o.msgs) * int64(len(s.shape.body))
+	// A dial, when there is no connection yet, is bounded by the client's DialTimeout.
+	err := s.tc.InvokeAsync(context.Background(), t.addr, s.request(o, t), sendTimeout, func(resp *transport.Command, err error) {
+		switch {
+		case err != nil:
+			done(0, err)
+		case resp.ResponseCode() != transport.Success:
+			done(0, fmt.Errorf("send to %s queue %d: %s %s", t.addr, t.queue, resp.ResponseCode(), resp.Remark))
+		default:
+			done(bytes, nil)
+		}
+	})
+	if err != nil {
+		done(0, err)
+	}
 }
 
 // produceNative runs the load with the project's own client.
@@ -183,6 +205,9 @@ func produceNative(ctx context.Context, o ProduceOptions, r *runner) error {
 	window := 1
 	if o.Mode == ModeAsync {
 		window = o.Window
+	}
+	if window > 1 && !o.Transaction {
+		return r.runWith(ctx, window, s.send, s.sendAsync)
 	}
 	return r.run(ctx, window, s.send)
 }

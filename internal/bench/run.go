@@ -136,6 +136,11 @@ func newRunner(o ProduceOptions) *runner {
 // run starts the clock: it sends with send from o.Producers workers (each
 // keeping window sends in flight) until the plan is done, reporting as it goes.
 func (r *runner) run(ctx context.Context, window int, send sendFunc) error {
+	return r.runWith(ctx, window, send, nil)
+}
+
+// runWith is run with an asynchronous send for windows (nil: a goroutine per send).
+func (r *runner) runWith(ctx context.Context, window int, send sendFunc, sendAsync asyncSendFunc) error {
 	start := time.Now()
 	p := newPlan(r.o, start)
 	m := newMeter(produceSeries(p.open(), r.title), r.o.Producers, start)
@@ -144,7 +149,7 @@ func (r *runner) run(ctx context.Context, window int, send sendFunc) error {
 		return err
 	}
 	done := make(chan struct{})
-	go runWorkers(ctx, p, m, realClock{}, window, send, done)
+	go runWorkers(ctx, p, m, realClock{}, window, send, sendAsync, done)
 	rep.loop(done)
 	r.summary, err = rep.finish(time.Now(), func(s Summary) string { return rateNote(r.o.Rate, s) })
 	return err

@@ -93,6 +93,10 @@ func (p *plan) claim(now time.Time) (op, bool) {
 // sendFunc performs one send and returns the body bytes it carried.
 type sendFunc func(ctx context.Context, o op) (bytes int64, err error)
 
+// asyncSendFunc starts one send and returns; done runs exactly once with what
+// sendFunc would have returned. A window of them needs no goroutine per send.
+type asyncSendFunc func(o op, done func(bytes int64, err error))
+
 // worker is one producer: it takes sends from the plan, waits until each is
 // due, and records it in its own recorder: the latency from the due time,
 // and, in open loop, the service time from the moment the request went out.
@@ -101,6 +105,8 @@ type worker struct {
 	clock clock
 	rec   *recorder
 	send  sendFunc
+	// sendAsync, when set, is used by runWindow instead of a goroutine per send.
+	sendAsync asyncSendFunc
 }
 
 // produceSeries are the latency series a produce run records, in recorder
@@ -131,6 +137,11 @@ func (w worker) next(ctx context.Context) (op, bool) {
 func (w worker) do(ctx context.Context, o op) {
 	t0 := w.clock.Now()
 	bytes, err := w.send(context.WithoutCancel(ctx), o)
+	w.record(o, t0, bytes, err)
+}
+
+// record counts o, sent at t0, as answered now.
+func (w worker) record(o op, t0 time.Time, bytes int64, err error) {
 	t1 := w.clock.Now()
 	switch {
 	case err != nil:
@@ -171,6 +182,15 @@ func (w worker) runWindow(ctx context.Context, window int) {
 			return
 		}
 		inflight.Add(1)
+		if w.sendAsync != nil {
+			t0 := w.clock.Now()
+			w.sendAsync(o, func(bytes int64, err error) {
+				w.record(o, t0, bytes, err)
+				<-slots
+				inflight.Done()
+			})
+			continue
+		}
 		go func() {
 			defer func() { <-slots; inflight.Done() }()
 			w.do(ctx, o)
@@ -180,10 +200,10 @@ func (w worker) runWindow(ctx context.Context, window int) {
 
 // runWorkers runs one worker per recorder of m until the plan is done, then
 // closes done.
-func runWorkers(ctx context.Context, p *plan, m *meter, clk clock, window int, send sendFunc, done chan<- struct{}) {
+func runWorkers(ctx context.Context, p *plan, m *meter, clk clock, window int, send sendFunc, sendAsync asyncSendFunc, done chan<- struct{}) {
 	var wg sync.WaitGroup
 	for _, rec := range m.recs {
-		w := worker{plan: p, clock: clk, rec: rec, send: send}
+		w := worker{plan: p, clock: clk, rec: rec, send: send, sendAsync: sendAsync}
 		wg.Go(func() {
 			if window > 1 {
 				w.runWindow(ctx, window)
