@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 )
@@ -14,10 +15,39 @@ import (
 // concurrent group's clients refresh routes every 30 s.
 const consumerDrainWait = 120 * time.Second
 
+// consumerWarmup bounds the wait for the concurrent group's first
+// consumerWarmupMsgs deliveries at the start of a scenario.
+const (
+	consumerWarmup     = 15 * time.Second
+	consumerWarmupMsgs = 50
+)
+
+// envConsumerHistory names a file the consumer side of a scenario's history
+// is written to also when it passes (groups, deliveries, offset polls), for
+// studying redeliveries and offsets around faults.
+const envConsumerHistory = "ROCKETRAFT_CHAOS_CONSUMER_HISTORY"
+
 // startConsumers runs the scenario's consumer groups on every topic its
 // history acknowledges sends to (the workload's and, once it starts, the load's).
+// It waits until the concurrent group has consumed a few messages, so the
+// scenario's first fault finds it consuming (the orderly group gets its first
+// locks only after the leader's grace window, docs/decisions/0003).
 func (s *scenario) startConsumers() {
 	s.cons = StartConsumers(s.c, s.w.History())
+	deadline := time.Now().Add(consumerWarmup)
+	for time.Now().Before(deadline) {
+		n := 0
+		for _, d := range s.w.History().Deliveries() {
+			if d.Group == groupName(s.w.Topic(), Concurrent) {
+				n++
+			}
+		}
+		if n >= consumerWarmupMsgs {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.rep.Note("consumers: the concurrent group consumed fewer than %d messages in %v before the fault", consumerWarmupMsgs, consumerWarmup)
 }
 
 // drainConsumers waits until every group has every acknowledged message, then
@@ -38,6 +68,9 @@ func (s *scenario) drainConsumers() {
 		s.rep.Note("consumers: every group had every acknowledged message %v after healing", time.Since(from).Round(100*time.Millisecond))
 	}
 	s.cons.Stop()
+	if path := os.Getenv(envConsumerHistory); path != "" {
+		_ = os.WriteFile(path, []byte(consumerHistoryText(s.w.History())), 0o644)
+	}
 }
 
 // consumerHistoryText is the consumer side of a kept history.txt.
