@@ -94,3 +94,24 @@ func TestDropDiscardsPending(t *testing.T) {
 		t.Fatalf("Flush after Drop replicated offset %d", off)
 	}
 }
+
+func TestDurableReplicatesFirstAndNeverAnswersPending(t *testing.T) {
+	rep := fakereplica.New(nil, replica.RoleLeader)
+	b := NewBuffer(rep)
+	b.Put("g", "T", 0, 4)
+	if off, ok := b.Durable(context.Background(), "g", "T", 0); !ok || off != 4 {
+		t.Fatalf("durable = %d, %v; want 4, replicated by the read", off, ok)
+	}
+	if off, ok := rep.ConsumerOffset("g", "T", 0); !ok || off != 4 {
+		t.Fatalf("replica holds %d, %v after the read; want 4", off, ok)
+	}
+	// A deposed leader: the flush fails, the pending 6 is not the answer.
+	deposed := NewBuffer(failingMetadata{rep})
+	deposed.Put("g", "T", 0, 6)
+	if off, ok := deposed.Durable(context.Background(), "g", "T", 0); !ok || off != 4 {
+		t.Fatalf("durable on a deposed leader = %d, %v; want the replicated 4", off, ok)
+	}
+	if off, _ := deposed.Committed("g", "T", 0); off != 6 {
+		t.Fatalf("pending after the failed flush = %d, want 6 kept for a later flush", off)
+	}
+}
