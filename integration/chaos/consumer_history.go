@@ -113,6 +113,13 @@ func (h *History) Deliveries() []Delivery {
 	return slices.Clone(h.cons.deliveries)
 }
 
+// deliveriesSince returns a copy of the deliveries from the i-th on.
+func (h *History) deliveriesSince(i int) []Delivery {
+	h.cons.mu.Lock()
+	defer h.cons.mu.Unlock()
+	return slices.Clone(h.cons.deliveries[min(i, len(h.cons.deliveries)):])
+}
+
 // Offsets returns a copy of the offset observations and resets.
 func (h *History) Offsets() []OffsetObs {
 	h.cons.mu.Lock()

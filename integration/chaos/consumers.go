@@ -224,40 +224,34 @@ func (cs *Consumers) queryOffset(ctx context.Context, addr, group string, q Queu
 	return off, err == nil
 }
 
-// Pending is, per group, the acknowledged ids of its topic not delivered to
-// it yet.
-func (cs *Consumers) Pending() map[string]int {
+// WaitDelivered waits until every group has been delivered every acknowledged
+// message of its topic (call it once the producers have stopped). An orderly
+// group of several consumers gets no lock from a new leader for its grace
+// window (65 s), so the wait may be long.
+func (cs *Consumers) WaitDelivered(ctx context.Context) error {
 	acked := ackedByTopic(cs.h.Sends())
-	got := deliveredByGroup(cs.h.Deliveries())
-	out := map[string]int{}
+	missing := map[string]map[string]bool{}
 	for _, g := range cs.h.Groups() {
-		n := 0
-		for id := range acked[g.Topic] {
-			if !got[g.Name][id] {
-				n++
+		missing[g.Name] = maps.Clone(acked[g.Topic])
+	}
+	for scanned := 0; ; {
+		fresh := cs.h.deliveriesSince(scanned)
+		scanned += len(fresh)
+		for _, d := range fresh {
+			delete(missing[d.Group], d.ID)
+		}
+		left := map[string]int{}
+		for g, ids := range missing {
+			if len(ids) > 0 {
+				left[g] = len(ids)
 			}
 		}
-		out[g.Name] = n
-	}
-	return out
-}
-
-// WaitDelivered waits until every group has been delivered every acknowledged
-// message of its topic. An orderly group of several consumers gets no lock
-// from a new leader for its grace window (65 s), so the wait may be long.
-func (cs *Consumers) WaitDelivered(ctx context.Context) error {
-	for {
-		p := cs.Pending()
-		left := 0
-		for _, n := range p {
-			left += n
-		}
-		if left == 0 {
+		if len(left) == 0 {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("consumer groups still missing acknowledged messages %v: %w", p, ctx.Err())
+			return fmt.Errorf("consumer groups still missing acknowledged messages %v: %w", left, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -301,18 +295,6 @@ func ackedByTopic(sends []SendOp) map[string]map[string]bool {
 			out[s.Queue.Topic] = map[string]bool{}
 		}
 		out[s.Queue.Topic][s.ID] = true
-	}
-	return out
-}
-
-// deliveredByGroup is, per group, the ids delivered to it.
-func deliveredByGroup(ds []Delivery) map[string]map[string]bool {
-	out := map[string]map[string]bool{}
-	for _, d := range ds {
-		if out[d.Group] == nil {
-			out[d.Group] = map[string]bool{}
-		}
-		out[d.Group][d.ID] = true
 	}
 	return out
 }
