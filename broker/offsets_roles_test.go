@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -73,5 +74,51 @@ func waitRole(t *testing.T, b *Broker, role replica.Role) {
 			t.Fatalf("broker role %v, want %v", b.Status().Role, role)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestR2QueriedOffsetNeverGoesBack: QUERY_CONSUMER_OFFSET answers never move
+// back when the leader loses leadership with offsets pending. Found by chaos
+// scenario R2 (the leader isolated from its followers): the consumer-side
+// checker saw a group's committed offset go 271 → 259 and 332 → 326 on one
+// node, because the answer was the pending offset, which a flush in flight and
+// the drop at leadership loss take away again. Each answer is now replicated
+// before it is given (offsets.Buffer.Durable).
+func TestR2QueriedOffsetNeverGoesBack(t *testing.T) {
+	tb := startTestBroker(t, replica.RoleLeader, nil)
+	tb.call(t, transport.SendMessage, sendExt("TR2", 0, ""), []byte("x"))
+	q := map[string]string{"consumerGroup": "g", "topic": "TR2", "queueId": "0", "setZeroIfNotFound": "false"}
+	query := func() int64 {
+		t.Helper()
+		r := tb.call(t, transport.QueryConsumerOffset, q, nil)
+		if r.ResponseCode() != transport.Success {
+			t.Fatalf("query: code %d %s", r.Code, r.Remark)
+		}
+		off, err := strconv.ParseInt(r.ExtFields["offset"], 10, 64)
+		if err != nil {
+			t.Fatalf("query: offset %q", r.ExtFields["offset"])
+		}
+		return off
+	}
+	commit := func(off string) {
+		t.Helper()
+		u := map[string]string{"consumerGroup": "g", "topic": "TR2", "queueId": "0", "commitOffset": off}
+		if r := tb.call(t, transport.UpdateConsumerOffset, u, nil); r.ResponseCode() != transport.Success {
+			t.Fatalf("commit %s: %s", off, r.Remark)
+		}
+	}
+	commit("5")
+	first := query()
+	commit("9")
+	second := query()
+	if rep, _ := tb.replica.ConsumerOffset("g", "TR2", 0); int64(rep) != second {
+		t.Errorf("answered %d while the replicas hold %d: an answer that is not replicated can be lost", second, rep)
+	}
+	st := tb.replica.Status()
+	tb.replica.SetStatus(replica.Status{Role: replica.RoleFollower, Term: st.Term + 1, SelfID: "n0", LeaderID: "n1"})
+	waitRole(t, tb.b, replica.RoleFollower)
+	third := query()
+	if first != 5 || second != 9 || third < second {
+		t.Fatalf("answers %d, %d, then %d after losing leadership: want 5, 9 and never below 9", first, second, third)
 	}
 }

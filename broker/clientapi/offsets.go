@@ -3,22 +3,33 @@ package clientapi
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"github.com/rocketraft/rocketraft/broker/route"
 	"github.com/rocketraft/rocketraft/store"
 	"github.com/rocketraft/rocketraft/transport"
 )
 
+// queryFlushTimeout bounds the replication of a pending offset before a
+// QUERY_CONSUMER_OFFSET answer: one raft round trip, or until a leader that
+// lost its quorum notices (its lease, 500 ms by default); under the Go
+// client's 3 s request timeout.
+const queryFlushTimeout = 2 * time.Second
+
 // handleQueryOffset serves QUERY_CONSUMER_OFFSET (14) with RocketMQ's rule that
 // a group with no stored offset starts at 0 while the queue still holds message
 // 0, so "produce first, then start a consumer" delivers the earlier messages.
-func (a *API) handleQueryOffset(_ context.Context, req *route.Request) (*transport.Command, error) {
+// It answers replicated offsets only (offsets.Buffer.Durable), so an answer
+// never goes back after a failover.
+func (a *API) handleQueryOffset(ctx context.Context, req *route.Request) (*transport.Command, error) {
 	e := route.NewFields(req.ExtFields)
 	group, topic, queueID := e.Str("consumerGroup", true), e.Str("topic", true), e.Int32("queueId", true, 0)
 	if e.Err != nil {
 		return nil, e.Err
 	}
-	if off, ok := a.d.Offsets.Committed(group, topic, queueID); ok {
+	fctx, cancel := context.WithTimeout(ctx, queryFlushTimeout)
+	defer cancel()
+	if off, ok := a.d.Offsets.Durable(fctx, group, topic, queueID); ok {
 		return route.OK(map[string]string{"offset": strconv.FormatInt(int64(off), 10)}, nil), nil
 	}
 	if req.ExtFields["setZeroIfNotFound"] != "false" && a.d.Store.MinQueueOffset(topic, queueID) <= 0 {

@@ -3,7 +3,9 @@ package offsets
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/rocketraft/rocketraft/broker/replica"
 	"github.com/rocketraft/rocketraft/fsm"
@@ -92,5 +94,88 @@ func TestDropDiscardsPending(t *testing.T) {
 	}
 	if off, ok := rep.ConsumerOffset("g", "T", 1); ok {
 		t.Fatalf("Flush after Drop replicated offset %d", off)
+	}
+}
+
+func TestDurableReplicatesFirstAndNeverAnswersPending(t *testing.T) {
+	rep := fakereplica.New(nil, replica.RoleLeader)
+	b := NewBuffer(rep)
+	b.Put("g", "T", 0, 4)
+	if off, ok := b.Durable(context.Background(), "g", "T", 0); !ok || off != 4 {
+		t.Fatalf("durable = %d, %v; want 4, replicated by the read", off, ok)
+	}
+	if off, ok := rep.ConsumerOffset("g", "T", 0); !ok || off != 4 {
+		t.Fatalf("replica holds %d, %v after the read; want 4", off, ok)
+	}
+	// A deposed leader: the flush fails, the pending 6 is not the answer.
+	deposed := NewBuffer(failingMetadata{rep})
+	deposed.Put("g", "T", 0, 6)
+	if off, ok := deposed.Durable(context.Background(), "g", "T", 0); !ok || off != 4 {
+		t.Fatalf("durable on a deposed leader = %d, %v; want the replicated 4", off, ok)
+	}
+	if off, _ := deposed.Committed("g", "T", 0); off != 6 {
+		t.Fatalf("pending after the failed flush = %d, want 6 kept for a later flush", off)
+	}
+}
+
+// gatedMetadata holds the first CommitOffsets until release is closed and
+// records how many calls were inside CommitOffsets at once.
+type gatedMetadata struct {
+	replica.Metadata
+	release chan struct{}
+	entered chan struct{}
+	mu      sync.Mutex
+	inside  int
+	most    int
+	calls   int
+}
+
+func (g *gatedMetadata) CommitOffsets(ctx context.Context, offs []fsm.OffsetEntry) error {
+	g.mu.Lock()
+	g.inside++
+	g.most = max(g.most, g.inside)
+	g.calls++
+	first := g.calls == 1
+	g.mu.Unlock()
+	if first {
+		close(g.entered)
+		<-g.release
+	}
+	err := g.Metadata.CommitOffsets(ctx, offs)
+	g.mu.Lock()
+	g.inside--
+	g.mu.Unlock()
+	return err
+}
+
+// Two flushes at once (the periodic one and a Durable read's) must reach the
+// log in the order they took their offsets, or an older offset could apply
+// after a newer one and the committed offset would go back.
+func TestFlushesRunOneAtATimeInTakeOrder(t *testing.T) {
+	g := &gatedMetadata{Metadata: fakereplica.New(nil, replica.RoleLeader), release: make(chan struct{}), entered: make(chan struct{})}
+	b := NewBuffer(g)
+	b.Put("g", "T", 0, 300)
+	first := make(chan error, 1)
+	go func() { first <- b.Flush(context.Background()) }()
+	<-g.entered // 300 taken and in flight
+	b.Put("g", "T", 0, 310)
+	second := make(chan store.QueueOffset, 1)
+	go func() {
+		off, _ := b.Durable(context.Background(), "g", "T", 0)
+		second <- off
+	}()
+	time.Sleep(20 * time.Millisecond) // give the second flush the chance to overtake
+	close(g.release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if off := <-second; off != 310 {
+		t.Fatalf("durable read after both flushes = %d, want 310", off)
+	}
+	if off, _ := g.ConsumerOffset("g", "T", 0); off != 310 {
+		t.Fatalf("replicated offset = %d, want 310 (the older 300 applied last?)", off)
+	}
+	if g.most != 1 {
+		t.Fatalf("%d CommitOffsets calls ran at once, want 1", g.most)
 	}
 }

@@ -113,6 +113,7 @@ func Check(h *History, logs []ReplicaLog, drain map[QueueKey][]string) Report {
 
 	r.checkReads(h.Reads(), ref)
 	r.checkOrder(sends)
+	r.checkConsumers(h, ref)
 	if drain != nil {
 		r.Drained = true
 		for _, q := range slices.SortedFunc(maps.Keys(unionKeys(ref.Queues, drain)), compareQueue) {

@@ -16,6 +16,14 @@
 // offline with the store package; it must not import broker, broker/node or fsm,
 // so it tests what a deployment runs, not internals.
 //
+// # Consumer groups
+//
+// Every scenario with a workload also runs, per topic it acknowledges sends
+// to, a concurrent and an orderly group of two rocketmq-client-go push
+// consumers (consumers.go), records every delivery and polls every group's
+// committed offsets from brokerId 0 (consumer_history.go); the checker's
+// consumer-side checks are in checker_consumers.go.
+//
 // # On a real network
 //
 // With Options.Net (netns.go, netns_faults.go) every process runs in its own

@@ -74,6 +74,7 @@ type History struct {
 	mu    sync.Mutex
 	sends []SendOp
 	reads []ReadOp
+	cons  consumerLog // groups, deliveries and offsets (consumer_history.go)
 }
 
 // AddSend records one send attempt.

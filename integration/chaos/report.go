@@ -27,6 +27,14 @@ type Report struct {
 	Replicas, Identical int
 	ReplicaDiffs        []string
 
+	// Consumer side (checker_consumers.go), over every group the history
+	// recorded: deliveries and what is wrong with them.
+	Groups                                       []GroupStats
+	Deliveries, LostDeliveries, DeliveryMismatch int
+	OffsetPolls, OffsetResets, OffsetRegressions int
+	OrderlyOverlaps, OrderlyOutOfOrder           int
+	Redelivered, RedeliveredUnexplained          int
+
 	// Failover: kill → first acked send on the new leader; NSFailover: kill → new
 	// leader listed as brokerId 0 on the nameserver.
 	Failover, NSFailover Latencies
@@ -56,7 +64,9 @@ func (r *Report) Note(format string, args ...any) {
 func (r *Report) OK() bool {
 	return r.LostAcked == 0 && r.Duplicates == 0 && r.Phantom == 0 && r.OffsetMismatch == 0 &&
 		r.VisibleThenLost == 0 && r.PollSkips == 0 && r.OrderViolations == 0 && r.DrainMismatch == 0 &&
-		r.FailedPresent == 0 && r.Replicas > 0 && r.Identical == r.Replicas && len(r.Failures) == 0
+		r.FailedPresent == 0 && r.Replicas > 0 && r.Identical == r.Replicas && len(r.Failures) == 0 &&
+		r.LostDeliveries == 0 && r.DeliveryMismatch == 0 && r.OffsetRegressions == 0 &&
+		r.OrderlyOverlaps == 0 && r.OrderlyOutOfOrder == 0 && r.RedeliveredUnexplained == 0
 }
 
 // String is the report block of reliability-plan.md, followed by notes and problems.
@@ -79,6 +89,15 @@ func (r *Report) String() string {
 	}
 	fmt.Fprintf(&b, "\nreads: %d ok | visible-then-lost: %d | poll-skips: %d | final drain: %s",
 		r.Reads-r.VisibleThenLost, r.VisibleThenLost, r.PollSkips, drain)
+	if len(r.Groups) > 0 {
+		fmt.Fprintf(&b, "\nconsumers: groups %d | deliveries %d | lost deliveries %d | mismatched %d | offset regressions %d (polls %d, resets %d) | two-owner overlaps %d | orderly out of order %d | redelivered %d (unexplained %d)",
+			len(r.Groups), r.Deliveries, r.LostDeliveries, r.DeliveryMismatch, r.OffsetRegressions, r.OffsetPolls, r.OffsetResets,
+			r.OrderlyOverlaps, r.OrderlyOutOfOrder, r.Redelivered, r.RedeliveredUnexplained)
+		for _, g := range r.Groups {
+			fmt.Fprintf(&b, "\ngroup %s (%s, %s): %d deliveries of %d messages, duplicates %d (after a leader change %d, after a rebalance %d, unexplained %d)",
+				g.Group.Name, g.Group.Kind, g.Group.Topic, g.Deliveries, g.Distinct, g.Deliveries-g.Distinct, g.AfterLeaderChange, g.AfterRebalance, g.Unexplained)
+		}
+	}
 	fmt.Fprintf(&b, "\nreplicas: %d/%d identical", r.Identical, r.Replicas)
 	if len(r.Failover) > 0 {
 		fmt.Fprintf(&b, "   failover (kill → first ack on new leader) %s", r.Failover.Summary())

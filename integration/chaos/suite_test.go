@@ -89,6 +89,7 @@ type scenario struct {
 	// load, when set, is a background load recording into w's history
 	// (netns scenarios): stopped, drained and checked with w.
 	load  *Workload
+	cons  *Consumers // consumer groups on the workload's topics (scenario_consumers_test.go)
 	rep   Report
 	h     *History // the history when the scenario runs no workload
 	start time.Time
@@ -122,6 +123,7 @@ func begin(t *testing.T, id string, copts Options, wopts *WorkloadOptions) *scen
 		if err := s.w.WaitAcks(ctx, 50); err != nil {
 			t.Fatalf("%s: workload never acked 50 sends: %v\n%s", id, err, s.c.LogTails(30))
 		}
+		s.startConsumers()
 	}
 	return s
 }
@@ -138,6 +140,9 @@ func (s *scenario) cleanup() {
 	}
 	if s.w != nil {
 		s.w.Stop()
+	}
+	if s.cons != nil {
+		s.cons.Stop()
 	}
 	s.c.StopAll()
 	if s.t.Failed() {
@@ -193,6 +198,7 @@ func (s *scenario) finish() {
 	if err := s.c.WaitConverged(ctx); err != nil {
 		s.rep.Fail("%v", err)
 	}
+	s.drainConsumers()
 	var drain map[QueueKey][]string
 	var keep func(string) bool
 	h := s.h
@@ -263,6 +269,7 @@ func (s *scenario) keepHistory() {
 	for _, r := range s.w.History().Reads() {
 		fmt.Fprintf(&b, "read %s s%d %s@%d %s %s\n", r.Client, r.Session, r.Queue, r.Offset, r.ID, r.At.Format(time.RFC3339Nano))
 	}
+	b.WriteString(consumerHistoryText(s.w.History()))
 	_ = os.WriteFile(filepath.Join(s.dir, "history.txt"), []byte(b.String()), 0o644)
 }
 

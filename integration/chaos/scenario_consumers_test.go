@@ -1,0 +1,90 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// consumerDrainWait bounds the wait in finish for every group to have been
+// delivered every acknowledged message: an orderly group of two consumers gets
+// no lock from a new leader for its grace window (LockExpiry 60 s + 5 s slack,
+// docs/decisions/0003), then the clients renew within orderlyLockRenew; a
+// concurrent group's clients refresh routes every 30 s.
+const consumerDrainWait = 120 * time.Second
+
+// consumerWarmup bounds the wait for the concurrent group's first
+// consumerWarmupMsgs deliveries at the start of a scenario.
+const (
+	consumerWarmup     = 15 * time.Second
+	consumerWarmupMsgs = 50
+)
+
+// envConsumerHistory names a file the consumer side of a scenario's history
+// is written to also when it passes (groups, deliveries, offset polls), for
+// studying redeliveries and offsets around faults.
+const envConsumerHistory = "ROCKETRAFT_CHAOS_CONSUMER_HISTORY"
+
+// startConsumers runs the scenario's consumer groups on every topic its
+// history acknowledges sends to (the workload's and, once it starts, the load's).
+// It waits until the concurrent group has consumed a few messages, so the
+// scenario's first fault finds it consuming (the orderly group gets its first
+// locks only after the leader's grace window, docs/decisions/0003).
+func (s *scenario) startConsumers() {
+	s.cons = StartConsumers(s.c, s.w.History())
+	deadline := time.Now().Add(consumerWarmup)
+	for time.Now().Before(deadline) {
+		n := 0
+		for _, d := range s.w.History().Deliveries() {
+			if d.Group == groupName(s.w.Topic(), Concurrent) {
+				n++
+			}
+		}
+		if n >= consumerWarmupMsgs {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.rep.Note("consumers: the concurrent group consumed fewer than %d messages in %v before the fault", consumerWarmupMsgs, consumerWarmup)
+}
+
+// drainConsumers waits until every group has every acknowledged message, then
+// stops the consumers (the producers have stopped, the cluster has healed).
+func (s *scenario) drainConsumers() {
+	if s.cons == nil {
+		return
+	}
+	for _, e := range s.cons.Errors() {
+		s.rep.Fail("consumer group: %s", e)
+	}
+	from := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), consumerDrainWait)
+	defer cancel()
+	if err := s.cons.WaitDelivered(ctx); err != nil {
+		s.rep.Note("consumers: %v", err) // the checker counts what is missing as lost deliveries
+	} else {
+		s.rep.Note("consumers: every group had every acknowledged message %v after healing", time.Since(from).Round(100*time.Millisecond))
+	}
+	s.cons.Stop()
+	if path := os.Getenv(envConsumerHistory); path != "" {
+		_ = os.WriteFile(path, []byte(consumerHistoryText(s.w.History())), 0o644)
+	}
+}
+
+// consumerHistoryText is the consumer side of a kept history.txt.
+func consumerHistoryText(h *History) string {
+	var b strings.Builder
+	for _, g := range h.Groups() {
+		fmt.Fprintf(&b, "group %s %s %s\n", g.Name, g.Kind, g.Topic)
+	}
+	for _, d := range h.Deliveries() {
+		fmt.Fprintf(&b, "deliver %s %s %s@%d %s %s %s\n", d.Group, d.Consumer, d.Queue, d.Offset, d.ID,
+			d.Start.Format(time.RFC3339Nano), d.End.Format(time.RFC3339Nano))
+	}
+	for _, o := range h.Offsets() {
+		fmt.Fprintf(&b, "offset %s %s %d reset=%v addr=%s %s\n", o.Group, o.Queue, o.Offset, o.Reset, o.Addr, o.At.Format(time.RFC3339Nano))
+	}
+	return b.String()
+}
