@@ -46,6 +46,8 @@ type Consumers struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 
+	kinds []GroupKind // the groups each topic gets
+
 	mu      sync.Mutex
 	started map[string][]int32 // topic → queues polled
 	groups  []ConsumerGroup
@@ -53,10 +55,11 @@ type Consumers struct {
 	errs    []string
 }
 
-// StartConsumers starts the groups of every topic h has acknowledged sends
-// to, and of every topic that appears later, and the offset poller.
-func StartConsumers(c *Cluster, h *History) *Consumers {
-	cs := &Consumers{c: c, h: h, stop: make(chan struct{}), started: map[string][]int32{},
+// StartConsumers starts a group of each kind on every topic h has
+// acknowledged sends to, and on every topic that appears later, and the offset
+// poller.
+func StartConsumers(c *Cluster, h *History, kinds ...GroupKind) *Consumers {
+	cs := &Consumers{c: c, h: h, kinds: kinds, stop: make(chan struct{}), started: map[string][]int32{},
 		tc: transport.NewClient(transport.ClientConfig{DialTimeout: 500 * time.Millisecond})}
 	cs.scan()
 	cs.wg.Add(2)
@@ -90,7 +93,7 @@ func (cs *Consumers) scan() {
 		if known {
 			continue
 		}
-		for _, kind := range []GroupKind{Concurrent, Orderly} {
+		for _, kind := range cs.kinds {
 			if err := cs.startGroup(topic, kind); err != nil {
 				cs.mu.Lock()
 				cs.errs = append(cs.errs, err.Error())
