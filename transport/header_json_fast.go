@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"encoding/binary"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -22,7 +23,7 @@ import (
 func fastDecodeJSONHeader(b []byte) (cmd *Command, ok bool) {
 	// One string copy of the whole header; unescaped keys and values are substrings of
 	// it, so a typical header costs a handful of allocations instead of one per string.
-	p := jsonScanner{b: b, s: string(b)}
+	p := jsonScanner{b: b, s: string(b), printable: printableASCII(b)}
 	p.ws()
 	if !p.eat('{') {
 		return nil, false
@@ -303,6 +304,10 @@ type jsonScanner struct {
 	b []byte
 	s string // == string(b)
 	i int
+	// printable is set when every byte of b is printable ASCII (0x20–0x7E), as
+	// the headers of every client we know are: a string then needs no UTF-8
+	// or control-character check, only a search for its end.
+	printable bool
 }
 
 func (p *jsonScanner) ws() {
@@ -373,6 +378,14 @@ func (p *jsonScanner) str() (string, bool) {
 		return "", false
 	}
 	start := p.i
+	if p.printable {
+		if end := bytes.IndexByte(p.b[start:], '"'); end >= 0 {
+			if bytes.IndexByte(p.b[start:start+end], '\\') < 0 {
+				p.i = start + end + 1
+				return p.s[start : start+end], true
+			}
+		}
+	}
 	for p.i < len(p.b) {
 		c := p.b[p.i]
 		switch {
@@ -461,6 +474,30 @@ func (p *jsonScanner) strEscaped(start int) (string, bool) {
 }
 
 var colon = []byte{':'}
+
+// printableASCII reports whether every byte of b is in 0x20–0x7E, eight bytes
+// at a time.
+func printableASCII(b []byte) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		// A byte is below 0x20 when w - 0x20 borrows into its high bit while
+		// the byte's own high bit was clear; 0x7F when w + 1 carries into it.
+		if (w-0x20*ones)&^w&highs != 0 || w&highs != 0 || (w+ones)&highs != 0 {
+			return false
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c > 0x7E {
+			return false
+		}
+	}
+	return true
+}
 
 // strMap parses extFields: an object whose values are strings, numbers (kept as
 // written), true/false, or null (the key is left out, as fastjson's readers take a
