@@ -1,0 +1,222 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// A background load beside a scenario's recorded workload: Go-client, raw and
+// (where a JVM and the built module are there) Java producers into a topic of
+// its own, recording into the scenario's History, so the checker holds every
+// message of the load to the same rules as the workload's (acked means at its
+// offset in every replica; the final drain covers the load's topic too).
+//
+// Its level is measured on the machine it runs on, not configured: the load
+// first runs flat out, and the total acknowledged rate then (an ack means
+// fsynced on a quorum) is the maximum durable rate; it is then paced so that
+// the total is Share of that. Pacing closed-loop producers lands a few points
+// under the target, so Share aims above the floor the issue sets (a third).
+
+// LoadOptions configures a Load. Zero values take defaults.
+type LoadOptions struct {
+	Topic   string   // required
+	History *History // required: the scenario's history
+	// GoProducers (rocketmq-client-go, default 4) and RawProducers (RawSender,
+	// default 12).
+	GoProducers, RawProducers int
+	// Java, when set, adds a JVM of Java producers (Dir and Producers are
+	// read from it; the rest is set here).
+	Java *JavaOptions
+	// Share of the measured maximum the paced total aims at (default 0.45).
+	Share float64
+	// Warmup before each measurement (default 1 s) and the length of one
+	// measurement window (default 3 s).
+	Warmup, Bench time.Duration
+	// Tries is how many paced windows are measured at most until one reaches
+	// a third of the maximum (default 3): on a shared machine a window with a
+	// stall of every process says nothing about the pace.
+	Tries int
+	// Others is the acknowledged sends of the scenario's own workload so far,
+	// counted in the total rate (nil: none).
+	Others func() int64
+}
+
+// LoadLevel is what the bench phase measured and what the load then ran at.
+type LoadLevel struct {
+	Max      float64 // acked msgs/s, load flat out plus the workload
+	Target   float64 // Share × Max
+	Achieved float64 // acked msgs/s over Bench once paced (best window)
+	Windows  int     // paced windows measured
+	Bench    time.Duration
+	// Producers of each kind; Java 0 when they did not run (JavaSkipped says why).
+	Go, Raw, Java int
+	JavaVersion   string
+	JavaSkipped   string
+}
+
+// BelowFloor reports whether the load ran at less than a third of the maximum.
+func (l LoadLevel) BelowFloor() bool { return l.Achieved < l.Max/3 }
+
+func (l LoadLevel) String() string {
+	who := fmt.Sprintf("%d Go + %d raw", l.Go, l.Raw)
+	if l.Java > 0 {
+		who += fmt.Sprintf(" + %d Java (rocketmq-client %s)", l.Java, strings.TrimPrefix(l.JavaVersion, "V"))
+	}
+	pct := 0.0
+	if l.Max > 0 {
+		pct = 100 * l.Achieved / l.Max
+	}
+	return fmt.Sprintf("max durable rate %.0f msgs/s (%s producers flat out with the recorded workload), run at %.0f msgs/s (%.0f%% of max; %d window(s) of %v) before the fault",
+		l.Max, who, l.Achieved, pct, l.Windows, l.Bench)
+}
+
+// Load is a running background load.
+type Load struct {
+	opts  LoadOptions
+	w     *Workload
+	java  *JavaProducer
+	level LoadLevel
+}
+
+// StartLoad starts the load's producers flat out (Measure paces them). A
+// JVM that cannot start is not an error: the load runs without it and the
+// level says why (JavaSkipped).
+func StartLoad(ctx context.Context, c *Cluster, o LoadOptions) (*Load, error) {
+	if o.GoProducers == 0 {
+		o.GoProducers = 4
+	}
+	if o.RawProducers == 0 {
+		o.RawProducers = 12
+	}
+	if o.Share == 0 {
+		o.Share = 0.45
+	}
+	if o.Warmup == 0 {
+		o.Warmup = time.Second
+	}
+	if o.Bench == 0 {
+		o.Bench = 3 * time.Second
+	}
+	if o.Tries == 0 {
+		o.Tries = 3
+	}
+	if o.Others == nil {
+		o.Others = func() int64 { return 0 }
+	}
+	l := &Load{opts: o, level: LoadLevel{Go: o.GoProducers, Raw: o.RawProducers, Bench: o.Bench}}
+	var err error
+	// Interval 1 ns: flat out (the pacing loop never waits).
+	l.w, err = StartWorkload(ctx, c, WorkloadOptions{Topic: o.Topic, GoProducers: o.GoProducers,
+		RawProducers: o.RawProducers, Interval: time.Nanosecond, History: o.History})
+	if err != nil {
+		return nil, err
+	}
+	if o.Java != nil {
+		jo := *o.Java
+		if jo.Producers == 0 {
+			jo.Producers = 4
+		}
+		jo.Topic, jo.Queues, jo.Interval, jo.SendTimeout = o.Topic, l.w.opts.Queues, 0, l.w.opts.SendTimeout
+		l.java, err = StartJavaProducer(c, o.History, jo)
+		if err == nil {
+			// A JVM starts in about a second; its first route lookup follows.
+			if err = l.java.WaitReady(30 * time.Second); err != nil {
+				_ = l.java.Stop()
+				l.java = nil
+			}
+		}
+		if err != nil {
+			l.level.JavaSkipped = err.Error()
+		} else {
+			l.level.Java, l.level.JavaVersion = jo.Producers, l.java.Version()
+		}
+	}
+	return l, nil
+}
+
+// acks is the load's acknowledged sends so far.
+func (l *Load) acks() int64 {
+	n := l.w.Acks()
+	if l.java != nil {
+		n += l.java.Acks()
+	}
+	return n
+}
+
+// Measure runs the bench phase: flat out for Bench after Warmup (the maximum),
+// then paced so that the total is Share of it, measured again over up to
+// Tries windows. It fails only if the flat-out phase acknowledged nothing.
+func (l *Load) Measure(ctx context.Context) (LoadLevel, error) {
+	o := l.opts
+	// rate is the total and the recorded workload's own acks per second over d.
+	rate := func(d time.Duration) (total, workload float64) {
+		w0, l0 := o.Others(), l.acks()
+		select {
+		case <-ctx.Done():
+		case <-time.After(d):
+		}
+		w1, l1 := o.Others(), l.acks()
+		return float64(w1-w0+l1-l0) / d.Seconds(), float64(w1-w0) / d.Seconds()
+	}
+	if l.java != nil {
+		// The JVM counts only once it acknowledges: its first sends wait for routes.
+		for end := time.Now().Add(20 * time.Second); l.java.Acks() == 0 && time.Now().Before(end) && ctx.Err() == nil; {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	time.Sleep(o.Warmup)
+	var workloadRate float64
+	l.level.Max, workloadRate = rate(o.Bench)
+	if l.level.Max <= 0 {
+		return l.level, fmt.Errorf("bench phase acknowledged nothing in %v", o.Bench)
+	}
+	l.level.Target = o.Share * l.level.Max
+	producers := o.GoProducers + o.RawProducers + l.level.Java
+	perProducer := max(l.level.Target-workloadRate, 10) / float64(producers)
+	if err := l.SetInterval(time.Duration(float64(time.Second) / perProducer)); err != nil {
+		return l.level, err
+	}
+	time.Sleep(o.Warmup)
+	for try := 0; try < o.Tries && l.level.Achieved < l.level.Max/3; try++ {
+		got, _ := rate(o.Bench)
+		l.level.Achieved = max(l.level.Achieved, got)
+		l.level.Windows++
+	}
+	return l.level, nil
+}
+
+// SetInterval changes every producer's pace from its next send on.
+func (l *Load) SetInterval(d time.Duration) error {
+	l.w.SetInterval(d)
+	if l.java != nil {
+		if err := l.java.SetInterval(d); err != nil {
+			return fmt.Errorf("pace java producers: %w", err)
+		}
+	}
+	return nil
+}
+
+// Level is the last measured level.
+func (l *Load) Level() LoadLevel { return l.level }
+
+// Topic is the load's topic.
+func (l *Load) Topic() string { return l.opts.Topic }
+
+// Workload is the load's Go and raw producers (for the final drain of its topic,
+// which holds the Java producers' messages too).
+func (l *Load) Workload() *Workload { return l.w }
+
+// Stop halts every producer; the JVM finishes its sends in flight (every one
+// is recorded, unanswered ones as unknown). It returns what went wrong with
+// the JVM, if anything (a protocol line it could not parse: a send may be
+// missing from the history, so the scenario must fail). Idempotent.
+func (l *Load) Stop() error {
+	var err error
+	if l.java != nil {
+		err = l.java.Stop()
+	}
+	l.w.Stop()
+	return err
+}
