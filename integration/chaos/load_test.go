@@ -1,11 +1,14 @@
 package chaos
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,7 +29,8 @@ const (
 	loadShare         = 0.45 // of the measured maximum; the issue asks ≥ 1/3, and pacing closed-loop producers lands 0–5 points under the target
 	loadWarmup        = time.Second
 	loadBench         = 3 * time.Second
-	loadTries         = 3
+	loadTries         = 2
+	loadRounds        = 3
 	// envJava is the directory of the built Java producer module (default
 	// integration/java/target/chaosload, what make chaos builds), or "off".
 	envJava = "ROCKETRAFT_CHAOS_JAVA"
@@ -75,7 +79,7 @@ func (s *scenario) startLoad() LoadLevel {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	o := LoadOptions{Topic: "Chaos" + s.id + "Load", History: s.history(), GoProducers: loadGoProducers, RawProducers: loadRawProducers,
-		Java: javaOptions(s.dir), Share: loadShare, Warmup: loadWarmup, Bench: loadBench, Tries: loadTries}
+		Java: javaOptions(s.dir), Share: loadShare, Warmup: loadWarmup, Bench: loadBench, Tries: loadTries, Rounds: loadRounds}
 	if s.w != nil {
 		o.Others = s.w.Acks
 	}
@@ -96,8 +100,8 @@ func (s *scenario) startLoad() LoadLevel {
 	}
 	s.paced = time.Now()
 	if s.level.BelowFloor() {
-		s.rep.Fail("load ran at %.0f msgs/s in the best of %d windows of %v, below a third of the measured maximum %.0f msgs/s",
-			s.level.Achieved, s.level.Windows, loadBench, s.level.Max)
+		s.rep.Fail("load ran at %.0f msgs/s in the best of %d windows of %v, below a third of the measured maximum %.0f msgs/s, in each of %d rounds (%s)",
+			s.level.Achieved, s.level.Windows, loadBench, s.level.Max, s.level.Rounds, strings.Join(s.level.Earlier, ", "))
 	}
 	return s.level
 }
@@ -259,13 +263,17 @@ func (s *scenario) noteJava(sends []SendOp) {
 	topic := s.load.Topic()
 	isJava := func(op SendOp) bool { return op.Queue.Topic == topic && strings.HasPrefix(op.Client, "java") }
 	var n [3]int
+	why := map[Outcome]map[string]int{Fail: {}, Unknown: {}}
 	for _, op := range sends {
 		if isJava(op) {
 			n[op.Outcome]++
+			if op.Outcome != OK {
+				why[op.Outcome][errKind(op.Err)]++
+			}
 		}
 	}
-	line := fmt.Sprintf("java producers (%d threads, rocketmq-client %s): attempts ok %d, refused %d, unknown %d",
-		s.level.Java, strings.TrimPrefix(s.level.JavaVersion, "V"), n[OK], n[Fail], n[Unknown])
+	line := fmt.Sprintf("java producers (%d threads, rocketmq-client %s): attempts ok %d, refused %d%s, unknown %d%s",
+		s.level.Java, javaVersion(s.level.JavaVersion), n[OK], n[Fail], topKinds(why[Fail]), n[Unknown], topKinds(why[Unknown]))
 	if len(s.faults) > 0 {
 		line += "; fault → first java ack " + firstAcks(sends, s.faults, isJava)
 	}
@@ -285,4 +293,30 @@ func (s *scenario) storeHost(op SendOp) int {
 		}
 	}
 	return -1
+}
+
+// errKind is the start of an error, without what varies (addresses, ids).
+func errKind(err string) string {
+	if i := strings.IndexAny(err, ",(:["); i > 0 {
+		if j := strings.IndexAny(err[i+1:], ",(["); j > 0 {
+			err = err[:i+1+j]
+		}
+	}
+	if len(err) > 60 {
+		err = err[:60]
+	}
+	return strings.TrimSpace(err)
+}
+
+// topKinds is " (kind ×n, …)" of the two most common kinds, "" if none.
+func topKinds(m map[string]int) string {
+	if len(m) == 0 {
+		return ""
+	}
+	kinds := slices.SortedFunc(maps.Keys(m), func(a, b string) int { return cmp.Or(m[b]-m[a], strings.Compare(a, b)) })
+	var parts []string
+	for _, k := range kinds[:min(2, len(kinds))] {
+		parts = append(parts, fmt.Sprintf("%q ×%d", k, m[k]))
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }

@@ -175,6 +175,7 @@ func runB2(t *testing.T, id string, opts Options, more func(s *scenario, addr st
 		bad += more(s, addr)
 	}
 	s.healed()
+	sleep(2 * time.Second) // the load's throughput after the bad input
 	s.rep.Faults = fmt.Sprintf("bad requests %d", bad)
 	s.finish()
 }
