@@ -178,6 +178,9 @@ func throughput(sends []SendOp, windows []window) string {
 // Scenarios with phases of their own call it; finish notes the rest.
 func (s *scenario) noteLoad(l LoadLevel, fault, heal time.Time, windows ...window) {
 	s.noted = true
+	if len(s.faults) == 0 { // for the Java producers' first ack after it
+		s.faults, s.heals = []time.Time{fault}, []time.Time{heal}
+	}
 	sends := s.history().Sends()
 	s.rep.Note("load: %s", l)
 	s.rep.Note("throughput: %s", throughput(sends, windows))

@@ -123,6 +123,7 @@ func TestK3KillAll(t *testing.T) {
 		}
 		cancel()
 	}
+	sleep(4 * time.Second) // the load's throughput after the last restart
 	s.rep.Faults = fmt.Sprintf("kill-all rounds %d", rounds)
 	s.finish()
 }
