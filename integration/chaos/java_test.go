@@ -190,3 +190,22 @@ func TestJavaProducerRejectsBadArgument(t *testing.T) {
 		t.Fatalf("output %q, want an error line naming producers=many", got)
 	}
 }
+
+func TestLoadLevelString(t *testing.T) {
+	l := LoadLevel{Max: 900, Achieved: 400, Windows: 1, Bench: 3 * time.Second, Go: 4, Raw: 12, Java: 4, JavaVersion: "V4_9_8",
+		Rounds: 2, Earlier: []string{"max 1200 run at 300 msgs/s"}}
+	got := l.String()
+	for _, want := range []string{"max durable rate 900 msgs/s", "4 Go + 12 raw + 4 Java (rocketmq-client 4.9.8)", "with the recorded workload",
+		"run at 400 msgs/s (44% of max", "measured in round 2, earlier rounds: max 1200 run at 300 msgs/s"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+	if l.BelowFloor() || !(LoadLevel{Max: 900, Achieved: 299}).BelowFloor() {
+		t.Errorf("floor: 400 of 900 is above a third, 299 of 900 below")
+	}
+	l.Alone, l.Java = true, 0
+	if got := l.String(); strings.Contains(got, "recorded workload") || strings.Contains(got, "Java") {
+		t.Errorf("alone, without Java: %q", got)
+	}
+}

@@ -258,5 +258,6 @@ func TestB1MalformedFrames(t *testing.T) {
 	if rss > 2*baseRSS+256<<20 || nrss > 2*nsRSS+256<<20 {
 		s.rep.Fail("memory grew beyond bound (2× baseline + 256 MiB)")
 	}
+	sleep(2 * time.Second) // the load's throughput after the frames
 	s.finish()
 }
