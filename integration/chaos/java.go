@@ -82,6 +82,7 @@ type JavaProducer struct {
 
 	mu      sync.Mutex
 	pending map[javaKey]SendOp // calls printed, results not yet
+	isReady bool
 	version string
 	badLine error    // the first line that broke the protocol
 	other   []string // the last lines that were not protocol lines, and "error" lines
@@ -175,8 +176,10 @@ func (p *JavaProducer) line(s string) {
 	}
 	switch ev.kind {
 	case "ready":
-		p.version = ev.version
-		close(p.ready)
+		if !p.isReady {
+			p.isReady, p.version = true, ev.version
+			close(p.ready)
+		}
 	case "call":
 		p.pending[javaKey{ev.op.Client, ev.op.ID, ev.op.Attempt}] = ev.op
 	case "result":

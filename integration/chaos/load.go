@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -102,8 +103,9 @@ type Load struct {
 }
 
 // StartLoad starts the load's producers flat out (Measure paces them). A
-// JVM that cannot start is not an error: the load runs without it and the
-// level says why (JavaSkipped).
+// machine without a JVM or the built module is not an error: the load runs
+// without Java producers and the level says why (JavaSkipped); a JVM that is
+// there but does not start is.
 func StartLoad(ctx context.Context, c *Cluster, o LoadOptions) (*Load, error) {
 	if o.GoProducers == 0 {
 		o.GoProducers = 4
@@ -147,14 +149,16 @@ func StartLoad(ctx context.Context, c *Cluster, o LoadOptions) (*Load, error) {
 		l.java, err = StartJavaProducer(c, o.History, jo)
 		if err == nil {
 			// A JVM starts in about a second; its first route lookup follows.
-			if err = l.java.WaitReady(30 * time.Second); err != nil {
-				_ = l.java.Stop()
-				l.java = nil
-			}
+			err = l.java.WaitReady(30 * time.Second)
 		}
-		if err != nil {
-			l.level.JavaSkipped = err.Error()
-		} else {
+		switch {
+		case errors.Is(err, ErrJavaUnavailable):
+			l.java, l.level.JavaSkipped = nil, err.Error()
+		case err != nil:
+			// There but broken: a failure to see, not a reason to run without it.
+			_ = l.Stop()
+			return nil, fmt.Errorf("java producers: %w", err)
+		default:
 			l.level.Java, l.level.JavaVersion = jo.Producers, l.java.Version()
 		}
 	}
