@@ -209,3 +209,30 @@ func TestLoadLevelString(t *testing.T) {
 		t.Errorf("alone, without Java: %q", got)
 	}
 }
+
+// What a Java producer acknowledged is held to the checker's rules like any
+// other send: present at its offset passes, missing is a lost ack.
+func TestJavaAckIsCheckedAgainstReplicas(t *testing.T) {
+	o := fakeJava(t, `printf 'ready\tV4_9_8\n'
+printf 'call\tjava0\tT-java0-0\t0\t0\t1700000000000000\n'
+printf 'result\tjava0\tT-java0-0\t0\tSEND_OK\t0\t0\tU\tO\ta\t1700000000000000\t1700000000001000\t-1\t\n'
+read cmd
+`)
+	h := &History{}
+	p, err := StartJavaProducer(&Cluster{NSAddr: "127.0.0.1:1"}, h, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	q := QueueKey{"T", 0}
+	kept := Check(h, []ReplicaLog{{Node: "n0", Queues: map[QueueKey][]string{q: {"T-java0-0"}}}}, nil)
+	if kept.Acked != 1 || kept.LostAcked != 0 || kept.Phantom != 0 || !kept.OK() {
+		t.Errorf("stored at its offset: %s", kept.String())
+	}
+	lost := Check(h, []ReplicaLog{{Node: "n0", Queues: map[QueueKey][]string{q: {}}}}, nil)
+	if lost.LostAcked != 1 || lost.OK() {
+		t.Errorf("missing from the replica: lost acked %d, want 1", lost.LostAcked)
+	}
+}
