@@ -10,8 +10,11 @@
 // the processes of internal/proctest; free ports, starting, stopping and killing
 // processes and writing their config files come from proctest, shared with the
 // integration tests), the workload (workload.go, sender.go, reader.go), the
-// offline replica reader (replica.go) and the checker (history.go, checker.go,
-// report.go). It talks to the code under test only over the wire (transport,
+// background load every process-based scenario runs beside it (load.go: Go,
+// raw and Java producers measured flat out, then paced to 45 % of that;
+// java.go runs integration/java/chaosload's JVM as a child process and turns
+// its lines into the History), the offline replica reader (replica.go) and
+// the checker (history.go, checker.go, report.go). It talks to the code under test only over the wire (transport,
 // nameserver client, rocketmq-client-go) and reads stopped replicas' stores
 // offline with the store package; it must not import broker, broker/node or fsm,
 // so it tests what a deployment runs, not internals.

@@ -20,6 +20,7 @@ func TestD4BitFlipFollower(t *testing.T) {
 	s := begin(t, "D4", Options{}, defaultWorkload())
 	sleep(5 * time.Second)
 	f := follower(s)
+	s.fault()
 	s.c.Stop(f)
 	rec, err := FlipBodyBit(s.c.Nodes[f].StoreDir(), 0.5)
 	if err != nil {
@@ -40,8 +41,10 @@ func TestD4BitFlipFollower(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.rep.Note("n%d wiped and restarted", f)
+		s.healed()
 	case <-time.After(15 * time.Second):
 		s.rep.Note("n%d started despite the flipped bit (kept running 15 s)", f)
+		s.healed()
 	}
 	sleep(5 * time.Second)
 	s.finish()
@@ -67,6 +70,7 @@ func TestD3TornTail(t *testing.T) {
 	for range rounds {
 		sleep(4 * time.Second)
 		f := follower(s)
+		s.fault()
 		s.c.Kill(f)
 		rec, err := TearTail(s.c.Nodes[f].StoreDir(), rng)
 		if err != nil {
@@ -76,6 +80,7 @@ func TestD3TornTail(t *testing.T) {
 		if err := s.c.Start(f); err != nil {
 			t.Fatal(err)
 		}
+		s.healed()
 		select {
 		case <-s.c.Nodes[f].Proc.Exited():
 			s.rep.Fail("n%d exited after a torn tail instead of recovering: %s", f, lastLine(s.c.Nodes[f].Proc.Tail(3)))
@@ -93,6 +98,7 @@ func TestD6WipeFollower(t *testing.T) {
 	s := begin(t, "D6", Options{}, defaultWorkload())
 	sleep(5 * time.Second)
 	f := follower(s)
+	s.fault()
 	s.c.Kill(f)
 	if err := os.RemoveAll(s.c.Nodes[f].DataDir); err != nil {
 		t.Fatal(err)
@@ -101,6 +107,7 @@ func TestD6WipeFollower(t *testing.T) {
 	if err := s.c.Start(f); err != nil {
 		t.Fatal(err)
 	}
+	s.healed()
 	if err := waitCaughtUp(s, f, 60*time.Second); err != nil {
 		s.rep.Fail("wiped n%d did not catch up: %v", f, err)
 	}

@@ -299,7 +299,7 @@ func runD5(t *testing.T, id string, rate d5Rate) {
 	defer stopFillers()
 
 	// Phase 1: fill until the explicit refusal (or a node dies).
-	fillStart := time.Now()
+	fillStart := s.fault()
 	deadline := time.Now().Add(60 * time.Second)
 	for st.refusals.Load() == 0 && time.Now().Before(deadline) && sameProcessesQuiet(s, pids) {
 		time.Sleep(50 * time.Millisecond)
@@ -337,7 +337,7 @@ func runD5(t *testing.T, id string, rate d5Rate) {
 	}
 
 	// Phase 3: free space, expect acks again.
-	grown := time.Now()
+	grown := s.healed()
 	for _, d := range dataDirs {
 		if err := ResizeTmpfs(d, d5GrownSize); err != nil {
 			t.Fatal(err)

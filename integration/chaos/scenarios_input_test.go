@@ -138,6 +138,7 @@ func runB2(t *testing.T, id string, opts Options, more func(s *scenario, addr st
 		{"system topic SCHEDULE_TOPIC_XXXX", "SCHEDULE_TOPIC_XXXX", "b", nil, transport.NoPermission},
 		{"system topic RMQ_SYS_TRANS_HALF_TOPIC", "RMQ_SYS_TRANS_HALF_TOPIC", "b", nil, transport.NoPermission},
 	}
+	s.fault()
 	for _, tc := range cases {
 		resp, err := snd.send(ctx, addr, QueueKey{tc.topic, 0}, tc.body, tc.extra)
 		switch {
@@ -173,6 +174,8 @@ func runB2(t *testing.T, id string, opts Options, more func(s *scenario, addr st
 	if more != nil {
 		bad += more(s, addr)
 	}
+	s.healed()
+	sleep(2 * time.Second) // the load's throughput after the bad input
 	s.rep.Faults = fmt.Sprintf("bad requests %d", bad)
 	s.finish()
 }
@@ -213,6 +216,7 @@ func TestB1MalformedFrames(t *testing.T) {
 	}
 	baseRSS, nsRSS := s.c.Nodes[leader].Proc.RSSBytes(), s.c.NS.RSSBytes()
 	valid := ValidFrames()
+	s.fault()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	total := 0
@@ -228,6 +232,7 @@ func TestB1MalformedFrames(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	s.healed()
 	s.rep.Faults = fmt.Sprintf("malformed frames %d", total)
 	if !s.c.Nodes[leader].Proc.Running() || !s.c.NS.Running() {
 		s.rep.Fail("a process died: broker alive %v, nameserver alive %v", s.c.Nodes[leader].Proc.Running(), s.c.NS.Running())
@@ -253,5 +258,6 @@ func TestB1MalformedFrames(t *testing.T) {
 	if rss > 2*baseRSS+256<<20 || nrss > 2*nsRSS+256<<20 {
 		s.rep.Fail("memory grew beyond bound (2× baseline + 256 MiB)")
 	}
+	sleep(2 * time.Second) // the load's throughput after the frames
 	s.finish()
 }

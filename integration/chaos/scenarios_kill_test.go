@@ -22,7 +22,7 @@ func TestK1KillLeader(t *testing.T) {
 	for k := range kills {
 		roundStart := time.Now()
 		old := s.leader()
-		killAt := time.Now()
+		killAt := s.fault()
 		s.c.Kill(old)
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		nl, err := s.c.WaitLeader(ctx, old, 1)
@@ -48,6 +48,7 @@ func TestK1KillLeader(t *testing.T) {
 		if err := s.c.Start(old); err != nil {
 			s.t.Fatalf("restart n%d: %v", old, err)
 		}
+		s.healed()
 		ctx, cancel = context.WithTimeout(context.Background(), 60*time.Second)
 		if _, err := s.c.WaitLeader(ctx, -1, len(s.c.Nodes)); err != nil {
 			s.rep.Fail("after kill %d, n%d never listed again: %v", k+1, old, err)
@@ -81,11 +82,13 @@ func TestK2KillRandomNode(t *testing.T) {
 	kills := 8
 	for range kills {
 		n := rng.IntN(len(s.c.Nodes))
+		s.fault()
 		s.c.Kill(n)
 		sleep(3 * time.Second)
 		if err := s.c.Start(n); err != nil {
 			t.Fatalf("restart n%d: %v", n, err)
 		}
+		s.healed()
 		sleep(5 * time.Second)
 	}
 	s.rep.Faults = fmt.Sprintf("kills %d", kills)
@@ -100,6 +103,7 @@ func TestK3KillAll(t *testing.T) {
 	rounds := 3
 	for range rounds {
 		sleep(5 * time.Second)
+		s.fault()
 		for i := range s.c.Nodes {
 			go s.c.Kill(i)
 		}
@@ -112,12 +116,14 @@ func TestK3KillAll(t *testing.T) {
 				t.Fatalf("restart n%d: %v", i, err)
 			}
 		}
+		s.healed()
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		if _, err := s.c.WaitLeader(ctx, -1, 1); err != nil {
 			s.rep.Fail("no leader after kill-all: %v", err)
 		}
 		cancel()
 	}
+	sleep(4 * time.Second) // the load's throughput after the last restart
 	s.rep.Faults = fmt.Sprintf("kill-all rounds %d", rounds)
 	s.finish()
 }
@@ -131,6 +137,7 @@ func TestP1PauseLeader(t *testing.T) {
 	rounds := 3
 	for r := range rounds {
 		old := s.leader()
+		s.fault()
 		s.c.Nodes[old].Proc.Pause()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		nl, err := s.c.WaitLeader(ctx, old, 1)
@@ -140,6 +147,7 @@ func TestP1PauseLeader(t *testing.T) {
 		}
 		sleep(4 * time.Second)
 		s.c.Nodes[old].Proc.Resume()
+		s.healed()
 		sleep(4 * time.Second)
 		if nl >= 0 {
 			t, err := s.c.RuntimeInfo(context.Background(), old)

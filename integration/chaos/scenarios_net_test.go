@@ -74,7 +74,7 @@ func TestN1IsolateLeader(t *testing.T) {
 	var elections Latencies
 	for r := range rounds {
 		old := s.leader()
-		at := time.Now()
+		at := s.fault()
 		s.c.Isolate(old)
 		time.Sleep(300 * time.Millisecond)
 		c0, err0 := commitIndex(s, old)
@@ -93,6 +93,7 @@ func TestN1IsolateLeader(t *testing.T) {
 			s.rep.Fail("round %d: isolated n%d committed entries %d..%d without a quorum", r+1, old, c0, c1)
 		}
 		s.c.HealAll()
+		s.healed()
 		if err := waitCaughtUp(s, old, 30*time.Second); err != nil {
 			s.rep.Fail("round %d: after healing: %v", r+1, err)
 		}
@@ -110,7 +111,7 @@ func TestN2OneWayCuts(t *testing.T) {
 	s := begin(t, "N2", Options{}, defaultWorkload())
 	for _, outgoing := range []bool{true, false} {
 		old := s.leader()
-		at := time.Now()
+		at := s.fault()
 		for j := range s.c.Nodes {
 			if j == old {
 				continue
@@ -132,6 +133,7 @@ func TestN2OneWayCuts(t *testing.T) {
 			s.rep.Fail("n%d still reports leader 4 s after another leader was elected (term %s)", old, ti["term"])
 		}
 		s.c.HealAll()
+		s.healed()
 		sleep(3 * time.Second)
 	}
 	s.rep.Faults = "one-way cuts 2"
@@ -146,13 +148,14 @@ func TestN3PartitionElectHeal(t *testing.T) {
 	rounds := 5
 	for r := range rounds {
 		old := s.leader()
-		at := time.Now()
+		at := s.fault()
 		s.c.Isolate(old)
 		if nl, _ := waitOtherLeader(s, old, at, 15*time.Second); nl < 0 {
 			s.rep.Fail("round %d: no new leader", r+1)
 		}
 		sleep(time.Second)
 		s.c.HealAll()
+		s.healed()
 		sleep(3 * time.Second)
 	}
 	s.rep.Faults = fmt.Sprintf("partitions %d", rounds)

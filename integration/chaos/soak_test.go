@@ -116,7 +116,7 @@ func TestSoak(t *testing.T) {
 	}
 	// 64 MiB segments: an hour of load makes tens of files, not hundreds, so
 	// open files measure leaks rather than data.
-	w := &WorkloadOptions{GoProducers: 2, RawProducers: 4, Interval: 10 * time.Millisecond, Readers: true}
+	w := &WorkloadOptions{GoProducers: 2, RawProducers: 4, Interval: 10 * time.Millisecond, Readers: true, NoLoad: true}
 	s := begin(t, "SOAK", Options{SegmentSize: 64 << 20}, w)
 	s.rep.Seed = seed
 	rng := rand.New(rand.NewPCG(uint64(seed), 7))

@@ -86,10 +86,10 @@ type scenario struct {
 	dir string
 	c   *Cluster
 	w   *Workload
-	// load, when set, is a background load recording into w's history
-	// (netns scenarios): stopped, drained and checked with w.
-	load  *Workload
-	cons  *Consumers // consumer groups on the workload's topics (scenario_consumers_test.go)
+	// loadRun is the background load every scenario runs (load_test.go),
+	// recording into the scenario's history, stopped and drained with w.
+	loadRun
+	cons  *Consumers // consumer groups on the history's topics (scenario_consumers_test.go)
 	rep   Report
 	h     *History // the history when the scenario runs no workload
 	start time.Time
@@ -124,6 +124,9 @@ func begin(t *testing.T, id string, copts Options, wopts *WorkloadOptions) *scen
 			t.Fatalf("%s: workload never acked 50 sends: %v\n%s", id, err, s.c.LogTails(30))
 		}
 		s.startConsumers()
+	}
+	if wopts == nil || !wopts.NoLoad {
+		s.startLoad()
 	}
 	return s
 }
@@ -175,9 +178,7 @@ func (s *scenario) leader() int {
 // runs the checks, prints the report block and fails the test on any problem.
 func (s *scenario) finish() {
 	s.t.Helper()
-	if s.load != nil {
-		s.load.Stop()
-	}
+	s.stopLoad()
 	if s.w != nil {
 		s.w.Stop()
 	}
@@ -208,7 +209,7 @@ func (s *scenario) finish() {
 		workloads := []*Workload{s.w}
 		if s.load != nil {
 			topics[s.load.Topic()] = true
-			workloads = append(workloads, s.load)
+			workloads = append(workloads, s.load.Workload())
 		}
 		keep = func(t string) bool { return topics[t] }
 		drain = map[QueueKey][]string{}
@@ -226,6 +227,7 @@ func (s *scenario) finish() {
 	if err != nil {
 		s.rep.Fail("read replicas: %v", err)
 	}
+	s.noteLoadAuto()
 	rep := Check(h, logs, drain)
 	rep.Replicas = len(s.c.Nodes) // a replica that could not be read is not identical
 	rep.Scenario, rep.Seed, rep.Faults = s.rep.Scenario, s.rep.Seed, s.rep.Faults
@@ -258,15 +260,12 @@ func (s *scenario) report(rep *Report) {
 
 // keepHistory writes the recorded history next to the kept data dirs.
 func (s *scenario) keepHistory() {
-	if s.w == nil {
-		return
-	}
 	var b strings.Builder
-	for _, op := range s.w.History().Sends() {
+	for _, op := range s.history().Sends() {
 		fmt.Fprintf(&b, "send %s %s #%d %s %s off=%d addr=%s call=%s ret=%s err=%q\n", op.Client, op.ID, op.Attempt, op.Queue, op.Outcome,
 			op.Offset, op.Addr, op.Call.Format(time.RFC3339Nano), op.Return.Format(time.RFC3339Nano), op.Err)
 	}
-	for _, r := range s.w.History().Reads() {
+	for _, r := range s.history().Reads() {
 		fmt.Fprintf(&b, "read %s s%d %s@%d %s %s\n", r.Client, r.Session, r.Queue, r.Offset, r.ID, r.At.Format(time.RFC3339Nano))
 	}
 	b.WriteString(consumerHistoryText(s.w.History()))
