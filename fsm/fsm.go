@@ -43,6 +43,10 @@ type Config struct {
 	// set, it must equal the size pinned in the log (CmdPinSegmentSize), and records
 	// larger than a segment fail alone instead of failing their whole batch. 0 skips both.
 	SegmentSize int64
+	// OnDiskFull, when set, is told (from the FSM goroutine; it must not block)
+	// when a committed entry cannot be applied for want of disk space; the FSM
+	// then waits for space (diskwait.go).
+	OnDiskFull func(error)
 }
 
 // Errors of the FSM lifecycle.
@@ -109,6 +113,12 @@ type FSM struct {
 	ids    []byte
 	idEnds []int
 
+	// stopCh is closed by Stop; stopped is set once an entry was left unapplied
+	// because of it, and from then on nothing is applied.
+	stopCh   chan struct{}
+	stopOnce sync.Once
+	stopped  bool
+
 	// ckMu serialises checkpoint writes (ticker, Persist, Restore).
 	ckMu sync.Mutex
 	// ckIndex is the appliedIndex of the last checkpoint written or loaded.
@@ -127,7 +137,7 @@ func New(cfg Config) (*FSM, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	f := &FSM{cfg: cfg, st: cfg.Store, log: cfg.Logger.Named("fsm"), meta: newMetadata()}
+	f := &FSM{cfg: cfg, st: cfg.Store, log: cfg.Logger.Named("fsm"), meta: newMetadata(), stopCh: make(chan struct{})}
 	ck, found, err := readCheckpoint(cfg.Dir)
 	if err != nil {
 		return nil, err
@@ -212,9 +222,17 @@ func (f *FSM) applyLocked(l *raft.Log) any {
 		// Replay after a restart: the checkpoint already contains this entry.
 		return nil
 	}
+	if f.stopped {
+		return fmt.Errorf("raft index %d: %w", l.Index, ErrStopped)
+	}
 	var resp any
 	if l.Type == raft.LogCommand {
 		resp = f.applyCommand(l)
+	}
+	if f.stopped {
+		// Not applied: the index stays, a restart replays it. An error, not a
+		// result: callers read a *PutResult as one result per message.
+		return fmt.Errorf("raft index %d: %w", l.Index, ErrStopped)
 	}
 	// LogConfiguration, LogNoop, LogBarrier carry no FSM state; they only move the index.
 	f.applied, f.appliedTerm = l.Index, l.Term
@@ -318,7 +336,12 @@ func (f *FSM) applyPut(index uint64, c *PutMessages) *PutResult {
 		return res
 	}
 	before := f.st.MaxPhysicalOffset()
-	out, err := f.st.AppendBatch(f.recs, c.StoreTimestamp)
+	out, err := f.appendWaitingForSpace(index, f.recs, c.StoreTimestamp)
+	if errors.Is(err, ErrStopped) {
+		f.stopped = true
+		res.Err = err
+		return res
+	}
 	if err != nil {
 		if errors.Is(err, store.ErrMessageIllegal) && f.st.MaxPhysicalOffset() == before {
 			// The store refused the batch before writing; every replica refuses it alike.
@@ -328,9 +351,9 @@ func (f *FSM) applyPut(index uint64, c *PutMessages) *PutResult {
 			res.Err = err
 			return res
 		}
-		// The CommitLog could not take a committed entry (disk full, I/O error). This
-		// replica cannot continue without diverging; stop, and let a restart replay
-		// from the checkpoint once the disk is fixed.
+		// The CommitLog could not take a committed entry (an I/O error; a full disk
+		// is waited out above). This replica cannot continue without diverging; stop,
+		// and let a restart replay from the checkpoint once the disk is fixed.
 		panic(fmt.Sprintf("fsm: raft index %d: command type %d (%s): CommitLog append of %d messages at %d failed: %v; "+
 			"stopping: this replica cannot apply a committed entry", index, uint8(CmdPutMessages), CmdPutMessages, len(f.recs), before, err))
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -39,6 +40,9 @@ type Node struct {
 	leadership *leadershipLog
 
 	stop chan struct{}
+	// raftForFSM is n.raft for callbacks on raft's FSM goroutine (onDiskFull),
+	// which starts before Open assigns n.raft.
+	raftForFSM atomic.Pointer[raft.Raft]
 	// raftDown is closed once raft has shut down: futures not answered by then
 	// never will be.
 	raftDown  chan struct{}
@@ -77,6 +81,7 @@ func Open(cfg Config) (*Node, error) {
 		Dir:         cfg.Store.Dir,
 		Logger:      cfg.Logger,
 		SegmentSize: cfg.Store.CommitLogSegmentSize,
+		OnDiskFull:  n.onDiskFull,
 	})
 	if err != nil {
 		return fail(fmt.Errorf("node id=%s open fsm: %w", cfg.ID, err))
@@ -125,6 +130,7 @@ func Open(cfg Config) (*Node, error) {
 		return fail(fmt.Errorf("node id=%s start raft: %w", cfg.ID, err))
 	}
 	n.raft = r
+	n.raftForFSM.Store(r)
 	// raft owns the transport now and closes it on Shutdown.
 	closers = append(closers[1:], func() { _ = r.Shutdown().Error() })
 
@@ -333,6 +339,8 @@ func (n *Node) Kill() error {
 func (n *Node) shutdown(checkpoint bool) error {
 	var errs []error
 	// raft first: it answers every future (proposals, a barrier in progress).
+	// An FSM waiting for disk space would hold raft's shutdown forever.
+	n.fsm.Stop()
 	if err := n.raft.Shutdown().Error(); err != nil {
 		errs = append(errs, fmt.Errorf("raft shutdown: %w", err))
 	}
