@@ -20,10 +20,10 @@ func diskFullStore(t *testing.T, dir string, full *atomic.Bool, refused *atomic.
 	s, err := store.Open(store.Config{
 		Dir: dir, CommitLogSegmentSize: testSegmentSize, ConsumeQueueEntriesPerFile: 256,
 		IndexHashSlots: 64, IndexMaxEntries: 256, Logger: hclog.NewNullLogger(),
-		IOHook: func(op store.IOOp, path string) error {
-			if op != store.IOSync && full.Load() {
+		IOHook: func(c store.IOCall) error {
+			if c.Op != store.IOSync && full.Load() {
 				refused.Add(1)
-				return fmt.Errorf("%s %s: %w", op, path, syscall.ENOSPC)
+				return fmt.Errorf("%s %s: %w", c.Op, c.Path, syscall.ENOSPC)
 			}
 			return nil
 		},

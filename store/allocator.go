@@ -59,7 +59,7 @@ func (a *allocator) request(start int64) {
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		if al.err = a.hook.call(IOCreate, filepath.Join(a.dir, fileName(al.start))); al.err == nil {
+		if al.err = a.hook.call(IOCall{Op: IOCreate, Path: filepath.Join(a.dir, fileName(al.start))}); al.err == nil {
 			al.mf, al.err = createMappedFile(a.dir, al.start, a.size, a.preZero)
 		}
 		if al.err != nil {

@@ -168,7 +168,7 @@ func (c *commitLog) appendBatch(recs [][]byte, ts int64, tbl *queueOffsetTable, 
 			}
 			pos = 0
 		}
-		if err := c.hook.call(IOWrite, f.path); err != nil {
+		if err := c.hook.call(IOCall{Op: IOWrite, Path: f.path, Record: i, Records: len(recs)}); err != nil {
 			// Publish what this batch copied so far, so that undo's cut zeroes it too.
 			f.wrotePosition.Store(pos)
 			c.undo(startOff, tbl, out[first:])
@@ -220,7 +220,7 @@ func (c *commitLog) newSegment(start int64) (*mappedFile, error) {
 		}
 	}
 	if !ok {
-		if err := c.hook.call(IOCreate, filepath.Join(c.dir, fileName(start))); err != nil {
+		if err := c.hook.call(IOCall{Op: IOCreate, Path: filepath.Join(c.dir, fileName(start))}); err != nil {
 			return nil, err
 		}
 		var err error
@@ -239,7 +239,7 @@ func (c *commitLog) flush() (PhysicalOffset, error) {
 		if f.flushedPosition.Load() >= f.wrotePosition.Load() || !f.acquire() {
 			continue
 		}
-		if err := c.hook.call(IOSync, f.path); err != nil {
+		if err := c.hook.call(IOCall{Op: IOSync, Path: f.path}); err != nil {
 			f.release()
 			return PhysicalOffset(f.start + f.flushedPosition.Load()), err
 		}

@@ -26,17 +26,27 @@ func (op IOOp) String() string {
 	return "unknown"
 }
 
-// IOHook, when set in Config, is called before each CommitLog I/O step with the
-// segment's path. It may sleep (a slow or stalled disk) or return an error, which the
-// store treats as that step failing (a write or create error undoes the partial
-// batch). Test and chaos hook only (internal/testcluster's disk faults); nil in
-// production, where a nil check is all it costs.
-type IOHook func(op IOOp, path string) error
+// IOCall is one CommitLog I/O step an IOHook is asked about.
+type IOCall struct {
+	Op IOOp
+	// Path is the segment file's path.
+	Path string
+	// Record and Records place an IOWrite in its batch (record Record of Records,
+	// from 0), so a hook can fail a batch part way through; 0 for other ops.
+	Record, Records int
+}
+
+// IOHook, when set in Config, is called before each CommitLog I/O step. It may
+// sleep (a slow or stalled disk) or return an error, which the store treats as that
+// step failing (a write or create error undoes the partial batch). Test and chaos
+// hook only (internal/testcluster's disk faults); nil in production, where a nil
+// check is all it costs.
+type IOHook func(IOCall) error
 
 // call runs h when it is set.
-func (h IOHook) call(op IOOp, path string) error {
+func (h IOHook) call(c IOCall) error {
 	if h == nil {
 		return nil
 	}
-	return h(op, path)
+	return h(c)
 }

@@ -20,17 +20,17 @@ func TestIOHookENOSPCMidBatchLeavesNoTrace(t *testing.T) {
 	// synchronous one, whichever comes first).
 	var failAt, failures atomic.Int64
 	var failCreate atomic.Bool
-	hook := func(op IOOp, path string) error {
-		switch op {
+	hook := func(c IOCall) error {
+		switch c.Op {
 		case IOWrite:
 			if failAt.Load() > 0 && failAt.Add(-1) == 0 {
 				failures.Add(1)
-				return fmt.Errorf("%s %s: %w", op, path, syscall.ENOSPC)
+				return fmt.Errorf("%s %s: %w", c.Op, c.Path, syscall.ENOSPC)
 			}
 		case IOCreate:
 			if failCreate.CompareAndSwap(true, false) {
 				failures.Add(1)
-				return fmt.Errorf("%s %s: %w", op, path, syscall.ENOSPC)
+				return fmt.Errorf("%s %s: %w", c.Op, c.Path, syscall.ENOSPC)
 			}
 		}
 		return nil
