@@ -1,0 +1,202 @@
+package chaos
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Disks at load (docs/reliability.md "Disks at load"): D7 slow fsyncs, D8 a
+// stalled follower disk, D9 ENOSPC part way through a batch. Each runs the
+// in-process group of diskload_test.go at ~45 % of the maximum durable rate it
+// measured first. Full matrix only (each is 20–40 s).
+
+// D7: every fsync of one node's raft log and CommitLog takes 20–50 ms longer
+// for 8 s, on a follower and, separately, on the leader.
+const (
+	d7SlowMin, d7SlowMax = 20 * time.Millisecond, 50 * time.Millisecond
+	d7Duration           = 8 * time.Second
+)
+
+// TestD7SlowFsync: a follower with slow fsyncs must cost nothing (the leader
+// commits with the other follower); a leader with slow fsyncs keeps leading
+// (its lease holds: followers answer) and acks at the rate its fsync allows.
+func TestD7SlowFsync(t *testing.T) {
+	requireChaos(t, fullOnly)
+	for _, who := range []string{"follower", "leader"} {
+		t.Run(who, func(t *testing.T) { runD7(t, who) })
+	}
+}
+
+func runD7(t *testing.T, who string) {
+	d := startDiskLoad(t, "D7/"+who)
+	leader, victim := d.pick()
+	if who == "leader" {
+		victim = leader
+	}
+	disk := d.disks.Disk(victim.ID)
+	faultAt := time.Now()
+	disk.SlowSyncs(d7SlowMin, d7SlowMax)
+	time.Sleep(d7Duration)
+	disk.SlowSyncs(0, 0)
+	healAt := time.Now()
+	st := disk.Stats()
+	if st.SlowSyncs == 0 {
+		d.rep.Fail("no fsync of %s was slowed: the fault was not exercised", victim.ID)
+	}
+	stepped, desc := d.leaders.since(faultAt, healAt)
+	d.rep.Faults = fmt.Sprintf("fsync +%v–%v on %s %s for %v (%d fsyncs slowed)", d7SlowMin, d7SlowMax, who, victim.ID, d7Duration, st.SlowSyncs)
+	d.rep.Note("leadership during the fault: %s; stepped down: %v", desc, stepped)
+	d.report("slow fsync", faultAt, healAt, 4*time.Second)
+	if who == "follower" && stepped {
+		d.rep.Fail("leadership changed while only a follower's fsyncs were slow")
+	}
+	if d.throughput(healAt, time.Now()) == 0 {
+		d.rep.Fail("nothing acknowledged after the fault healed")
+	}
+	d.finish()
+}
+
+// D8: one follower's disk stops answering for 10 s (every raft log and
+// CommitLog write and fsync blocks), then resumes.
+const d8Stall = 10 * time.Second
+
+// TestD8FollowerDiskStall: the leader keeps committing with the other
+// follower; the stalled follower catches up after its disk resumes.
+func TestD8FollowerDiskStall(t *testing.T) {
+	requireChaos(t, fullOnly)
+	d := startDiskLoad(t, "D8")
+	_, victim := d.pick()
+	disk := d.disks.Disk(victim.ID)
+	applied := victim.Node().State().AppliedIndex
+	faultAt := time.Now()
+	disk.Stall()
+	time.Sleep(d8Stall)
+	frozen := victim.Node().State().AppliedIndex
+	disk.Resume()
+	healAt := time.Now()
+	caught, ok := d.waitCaughtUp(victim, 30*time.Second)
+	if !ok {
+		d.rep.Fail("%s did not catch up within 30 s of its disk resuming", victim.ID)
+	}
+	st := disk.Stats()
+	if st.Stalled == 0 {
+		d.rep.Fail("no write or fsync of %s waited: the stall was not exercised", victim.ID)
+	}
+	stepped, desc := d.leaders.since(faultAt, healAt)
+	d.rep.Faults = fmt.Sprintf("follower %s disk stalled %v (%d writes/fsyncs blocked)", victim.ID, d8Stall, st.Stalled)
+	d.rep.Note("%s applied index %d at the stall, %d when it resumed; caught up %v after resuming", victim.ID, applied, frozen, caught.Round(time.Millisecond))
+	d.rep.Note("leadership during the stall: %s; stepped down: %v", desc, stepped)
+	if stepped {
+		d.rep.Fail("leadership changed while only a follower's disk stalled")
+	}
+	d.report("stalled", faultAt, healAt, 4*time.Second)
+	d.finish()
+}
+
+// D9: a node's disk fills part way through a batch: a raft log append (the
+// write of a batch of entries cut short with ENOSPC) or the CommitLog append
+// of a multi-message entry being applied (ENOSPC at its second record). The
+// disk stays full 4 s, then space returns.
+const d9Full = 4 * time.Second
+
+// TestD9DiskFullMidBatch: on a follower the group keeps acking; on the leader
+// it stops leading (a failed raft log write makes hashicorp/raft step down; a
+// failed apply makes the node transfer leadership) and another node acks. No
+// node crashes, and after space returns the full node catches up to
+// identical bytes.
+func TestD9DiskFullMidBatch(t *testing.T) {
+	requireChaos(t, fullOnly)
+	for _, c := range []struct{ name, where, who string }{
+		{"raftlog-follower", "raftlog", "follower"},
+		{"raftlog-leader", "raftlog", "leader"},
+		{"apply-follower", "apply", "follower"},
+		{"apply-leader", "apply", "leader"},
+	} {
+		t.Run(c.name, func(t *testing.T) { runD9(t, c.where, c.who) })
+	}
+}
+
+func runD9(t *testing.T, where, who string) {
+	d := startDiskLoad(t, fmt.Sprintf("D9/%s-%s", where, who))
+	leader, victim := d.pick()
+	if who == "leader" {
+		victim = leader
+	}
+	disk := d.disks.Disk(victim.ID)
+	faultAt := time.Now()
+	if where == "raftlog" {
+		disk.FillRaftLogAfter(int64(64 + rand.IntN(4096)))
+	} else {
+		disk.FillStoreAt(1)
+	}
+	hit := time.Time{}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if disk.IsFull() {
+			hit = time.Now()
+			break
+		}
+	}
+	if hit.IsZero() {
+		t.Fatalf("D9: %s's disk never filled: no %s batch reached it within 10 s", victim.ID, where)
+	}
+	time.Sleep(d9Full)
+	alive := victim.Node() != nil
+	disk.Free()
+	healAt := time.Now()
+	st := disk.Stats()
+	caught, ok := d.waitCaughtUp(victim, 30*time.Second)
+	if !ok {
+		d.rep.Fail("%s did not catch up within 30 s of space returning", victim.ID)
+	}
+	if !alive {
+		d.rep.Fail("%s's node was gone while its disk was full", victim.ID)
+	}
+	stepped, desc := d.leaders.since(hit, healAt)
+	cut := st.CutWrite
+	if where == "apply" {
+		cut = st.CutBatch
+	}
+	d.rep.Faults = fmt.Sprintf("ENOSPC on %s %s's %s mid-batch (%s), full %v", who, victim.ID, where, cut, d9Full)
+	d.rep.Note("disk full %v after arming; refused while full: raft log %d, CommitLog %d; %s caught up %v after space returned",
+		hit.Sub(faultAt).Round(time.Millisecond), st.RaftENOSPC, st.StoreENOSPC, victim.ID, caught.Round(time.Millisecond))
+	d.rep.Note("leadership while full: %s; stepped down: %v", desc, stepped)
+	if who == "leader" {
+		d9LeaderChecks(d, victim.ID, hit, healAt)
+	} else if stepped {
+		d.rep.Fail("leadership changed while only a follower's disk was full")
+	}
+	d.report("disk full", hit, healAt, 4*time.Second)
+	d.finish()
+}
+
+// d9LeaderChecks: the full leader must stop leading, another node must ack
+// while the disk is full, and the full node must not be a ready leader again
+// later than 2 s after the fault (a failing raft log can still win an
+// election, then fails at its first write, as D1 records).
+func d9LeaderChecks(d *diskLoad, full raft.ServerID, hit, healAt time.Time) {
+	var other time.Time
+	for _, s := range d.h.Sends() {
+		if s.Outcome == OK && s.Addr != string(full) && s.Return.After(hit) && s.Return.Before(healAt) &&
+			(other.IsZero() || s.Return.Before(other)) {
+			other = s.Return
+		}
+	}
+	if other.IsZero() {
+		d.rep.Fail("no ack from another leader while %s's disk was full", full)
+	} else {
+		d.rep.Note("first ack by another leader %v after the disk filled", other.Sub(hit).Round(time.Millisecond))
+	}
+	var oldAcks int
+	for _, s := range d.h.Sends() {
+		if s.Outcome == OK && s.Addr == string(full) && s.Call.After(hit.Add(2*time.Second)) && s.Return.Before(healAt) {
+			oldAcks++
+		}
+	}
+	if oldAcks > 0 {
+		d.rep.Fail("%s acknowledged %d sends called more than 2 s after its disk filled", full, oldAcks)
+	}
+}
