@@ -171,6 +171,19 @@ func (d *diskLoad) report(label string, faultAt, healAt time.Time, after time.Du
 		d.throughput(faultAt, healAt), healAt.Sub(faultAt).Round(100*time.Millisecond),
 		d.throughput(healAt, end), end.Sub(healAt).Round(100*time.Millisecond))
 	d.rep.Note("fault → first ack of a send called after it %s; heal → first ack %s", d.firstAck(faultAt), d.firstAck(healAt))
+	d.rep.Note("ack latency: before %s; %s %s", d.latencies(faultAt.Add(-diskMeasure), faultAt).Summary(), label, d.latencies(faultAt, healAt).Summary())
+}
+
+// latencies are the call → ack times of the sends acknowledged that were
+// called in [from, to).
+func (d *diskLoad) latencies(from, to time.Time) Latencies {
+	var l Latencies
+	for _, s := range d.h.Sends() {
+		if s.Outcome == OK && !s.Call.Before(from) && s.Call.Before(to) {
+			l = append(l, s.Return.Sub(s.Call))
+		}
+	}
+	return l
 }
 
 // waitCaughtUp waits until m applied what the leader had applied when called.
