@@ -281,8 +281,12 @@ func (l *leaderLog) since(t time.Time, until time.Time) (steppedDown bool, desc 
 			steppedDown = true
 		}
 	}
-	if desc == "" {
-		return false, fmt.Sprintf("%s led throughout", at)
+	name := string(at)
+	if name == "" {
+		name = "none"
 	}
-	return steppedDown, fmt.Sprintf("%s led at the fault%s", at, desc)
+	if desc == "" {
+		return false, fmt.Sprintf("%s led throughout", name)
+	}
+	return steppedDown, fmt.Sprintf("%s led at the fault%s", name, desc)
 }

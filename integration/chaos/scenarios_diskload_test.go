@@ -155,7 +155,7 @@ func runD9(t *testing.T, where, who string) {
 	if !alive {
 		d.rep.Fail("%s's node was gone while its disk was full", victim.ID)
 	}
-	stepped, desc := d.leaders.since(hit, healAt)
+	stepped, desc := d.leaders.since(faultAt, healAt)
 	cut := st.CutWrite
 	if where == "apply" {
 		cut = st.CutBatch
