@@ -81,7 +81,7 @@ func Open(cfg Config) (*Node, error) {
 		Dir:         cfg.Store.Dir,
 		Logger:      cfg.Logger,
 		SegmentSize: cfg.Store.CommitLogSegmentSize,
-		OnDiskFull:  n.onDiskFull,
+		OnDiskFull:  diskFullHandler(n.raftForFSM.Load, n.log, &n.bg),
 	})
 	if err != nil {
 		return fail(fmt.Errorf("node id=%s open fsm: %w", cfg.ID, err))
