@@ -133,3 +133,59 @@ func TestD9StopEndsTheWaitWithoutApplying(t *testing.T) {
 		t.Fatalf("CommitLog end %d after Stop, want %d", got, end)
 	}
 }
+
+// TestD8AppliedIndexDoesNotWaitForAStalledDisk is the regression test of
+// chaos scenario D8 (a follower's disk stalls 10 s): Apply holds the FSM's
+// lock across the store's write, and AppliedIndex took the same lock, so
+// every status read (the node's State, which the broker asks on every
+// request, registration and health check) hung behind the stalled disk.
+func TestD8AppliedIndexDoesNotWaitForAStalledDisk(t *testing.T) {
+	ls := workload(t, 10)
+	stall, entered := make(chan struct{}), make(chan struct{}, 1)
+	var stalled atomic.Bool
+	st, err := store.Open(store.Config{
+		Dir: t.TempDir(), CommitLogSegmentSize: testSegmentSize, ConsumeQueueEntriesPerFile: 256,
+		IndexHashSlots: 64, IndexMaxEntries: 256, Logger: hclog.NewNullLogger(),
+		IOHook: func(c store.IOCall) error {
+			if c.Op == store.IOWrite && stalled.Load() {
+				select {
+				case entered <- struct{}{}:
+				default:
+				}
+				<-stall
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	f, err := New(Config{Store: st, Dir: t.TempDir(), SegmentSize: testSegmentSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	applyAll(f, ls[:5], 1)
+	want := f.AppliedIndex()
+	stalled.Store(true)
+	done := make(chan struct{})
+	go func() { defer close(done); applyAll(f, ls[5:], 1) }()
+	<-entered // Apply is inside the store's write, holding the FSM's lock
+	got := make(chan uint64, 1)
+	go func() { got <- f.AppliedIndex() }()
+	select {
+	case idx := <-got:
+		if idx < want {
+			t.Fatalf("applied index %d while stalled, want ≥ %d", idx, want)
+		}
+	case <-time.After(2 * time.Second):
+		close(stall)
+		<-done
+		t.Fatal("AppliedIndex blocked behind a stalled store write")
+	}
+	close(stall)
+	<-done
+	if got := f.AppliedIndex(); got != ls[len(ls)-1].Index {
+		t.Fatalf("applied index %d after the stall, want %d", got, ls[len(ls)-1].Index)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
@@ -100,6 +101,10 @@ type FSM struct {
 	// clOffset (== st.MaxPhysicalOffset() between applies).
 	applied     uint64
 	appliedTerm uint64
+	// appliedIdx mirrors applied for AppliedIndex, which must not wait for mu:
+	// Apply holds mu across the store's write, so a stalled disk would hold
+	// every status read (the broker asks on every request) behind it.
+	appliedIdx atomic.Uint64
 	clOffset    store.PhysicalOffset
 	// broken is set when a Restore failed half way: the store no longer matches any
 	// index, so every later Apply stops the node.
@@ -158,6 +163,7 @@ func New(cfg Config) (*FSM, error) {
 		}
 		f.meta.install(img)
 		f.applied, f.appliedTerm, f.ckIndex = ck.AppliedIndex, ck.AppliedTerm, ck.AppliedIndex
+		f.appliedIdx.Store(f.applied)
 		target = ck.CommitLogOffset
 	}
 	if maxOff > target {
@@ -182,11 +188,7 @@ func (f *FSM) Metadata() *Metadata { return f.meta }
 // AppliedIndex returns the last raft index applied. At start-up the node compares it
 // with raft's newest local snapshot: if the snapshot is newer (raft will not replay
 // below it), the node must Restore that snapshot before starting raft.
-func (f *FSM) AppliedIndex() uint64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.applied
-}
+func (f *FSM) AppliedIndex() uint64 { return f.appliedIdx.Load() }
 
 // CommitLogOffset returns the CommitLog end after the last applied entry.
 func (f *FSM) CommitLogOffset() store.PhysicalOffset {
@@ -236,6 +238,7 @@ func (f *FSM) applyLocked(l *raft.Log) any {
 	}
 	// LogConfiguration, LogNoop, LogBarrier carry no FSM state; they only move the index.
 	f.applied, f.appliedTerm = l.Index, l.Term
+	f.appliedIdx.Store(l.Index)
 	return resp
 }
 
