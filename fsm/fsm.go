@@ -105,7 +105,7 @@ type FSM struct {
 	// Apply holds mu across the store's write, so a stalled disk would hold
 	// every status read (the broker asks on every request) behind it.
 	appliedIdx atomic.Uint64
-	clOffset    store.PhysicalOffset
+	clOffset   store.PhysicalOffset
 	// broken is set when a Restore failed half way: the store no longer matches any
 	// index, so every later Apply stops the node.
 	broken error
