@@ -87,7 +87,7 @@ func TestD8FollowerDiskStall(t *testing.T) {
 		d.rep.Fail("no write or fsync of %s waited: the stall was not exercised", victim.ID)
 	}
 	stepped, desc := d.leaders.since(faultAt, healAt)
-	d.rep.Faults = fmt.Sprintf("follower %s disk stalled %v (%d writes/fsyncs blocked)", victim.ID, d8Stall, st.Stalled)
+	d.rep.Faults = fmt.Sprintf("follower %s disk stalled %v (%d writes/fsyncs blocked, %d of them CommitLog)", victim.ID, d8Stall, st.Stalled, st.StalledStore)
 	d.rep.Note("%s applied index %d at the stall, %d when it resumed; caught up %v after resuming", victim.ID, applied, frozen, caught.Round(time.Millisecond))
 	d.rep.Note("leadership during the stall: %s; stepped down: %v", desc, stepped)
 	if stepped {

@@ -97,8 +97,9 @@ type Disk struct {
 // DiskStats counts what a Disk did.
 type DiskStats struct {
 	// SlowSyncs is the fsyncs delayed; Stalled the writes and fsyncs that
-	// waited for Resume.
-	SlowSyncs, Stalled int
+	// waited for Resume, StalledStore those of them on the CommitLog (the FSM
+	// blocked inside an apply, or the store's flusher).
+	SlowSyncs, Stalled, StalledStore int
 	// RaftENOSPC and StoreENOSPC count refused raft log and CommitLog calls.
 	RaftENOSPC, StoreENOSPC int
 	// CutWrite describes the raft log write cut short ("" if none): bytes
@@ -181,7 +182,7 @@ func (k *Disk) Stats() DiskStats {
 }
 
 // wait blocks while the disk is stalled.
-func (k *Disk) wait() {
+func (k *Disk) wait(commitLog bool) {
 	k.mu.Lock()
 	ch := k.resumed
 	k.mu.Unlock()
@@ -190,6 +191,9 @@ func (k *Disk) wait() {
 	default:
 		k.mu.Lock()
 		k.stats.Stalled++
+		if commitLog {
+			k.stats.StalledStore++
+		}
 		k.mu.Unlock()
 		<-ch
 	}
@@ -219,7 +223,7 @@ func enospc(what string) error {
 
 // storeIO is the store's IOHook.
 func (k *Disk) storeIO(c store.IOCall) error {
-	k.wait()
+	k.wait(true)
 	if c.Op == store.IOSync {
 		k.syncDelay()
 	}
@@ -238,7 +242,7 @@ func (k *Disk) storeIO(c store.IOCall) error {
 
 // beforeRaftWrite decides how many of n bytes a raft log write may write.
 func (k *Disk) beforeRaftWrite(n int) (int, error) {
-	k.wait()
+	k.wait(false)
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.full {
@@ -274,7 +278,7 @@ func (v *diskVFS) OpenReader(dir, name string) (types.ReadableFile, error) {
 }
 
 func (v *diskVFS) Create(dir, name string, size uint64) (types.WritableFile, error) {
-	v.disk.wait()
+	v.disk.wait(false)
 	if v.disk.IsFull() {
 		v.disk.mu.Lock()
 		v.disk.stats.RaftENOSPC++
@@ -318,7 +322,7 @@ func (f *diskFile) WriteAt(p []byte, off int64) (int, error) {
 func (f *diskFile) Sync() error {
 	// A full disk still syncs what was written: ENOSPC comes from the write
 	// that did not fit, which raft-wal sees before it syncs.
-	f.disk.wait()
+	f.disk.wait(false)
 	f.disk.syncDelay()
 	return f.WritableFile.Sync()
 }
