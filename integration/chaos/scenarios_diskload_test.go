@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/rocketraft/rocketraft/internal/testcluster"
 )
 
 // Disks at load (docs/reliability.md "Disks at load"): D7 slow fsyncs, D8 a
@@ -61,40 +63,63 @@ func runD7(t *testing.T, who string) {
 }
 
 // D8: one follower's disk stops answering for 10 s (every raft log and
-// CommitLog write and fsync blocks), then resumes.
+// CommitLog write and fsync blocks), then resumes. The stall starts at the
+// follower's next CommitLog write, so its FSM is caught inside an apply.
 const d8Stall = 10 * time.Second
 
 // TestD8FollowerDiskStall: the leader keeps committing with the other
-// follower; the stalled follower catches up after its disk resumes.
+// follower; status reads of the stalled node still answer (they once waited
+// for the FSM's lock, held across the stalled write); the stalled follower
+// catches up after its disk resumes.
 func TestD8FollowerDiskStall(t *testing.T) {
 	requireChaos(t, fullOnly)
 	d := startDiskLoad(t, "D8")
 	_, victim := d.pick()
 	disk := d.disks.Disk(victim.ID)
-	applied := victim.Node().State().AppliedIndex
 	faultAt := time.Now()
-	disk.Stall()
-	time.Sleep(d8Stall)
-	frozen := victim.Node().State().AppliedIndex
+	disk.StallAtNextStoreWrite()
+	for deadline := time.Now().Add(5 * time.Second); disk.Stats().StalledStore == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	stalledAt := time.Now()
+	applied, okAt := appliedWithin(victim, time.Second)
+	time.Sleep(time.Until(stalledAt.Add(d8Stall)))
+	frozen, okEnd := appliedWithin(victim, time.Second)
 	disk.Resume()
 	healAt := time.Now()
+	if !okAt || !okEnd {
+		d.rep.Fail("%s's status (applied index) did not answer within 1 s while its disk was stalled", victim.ID)
+	}
 	caught, ok := d.waitCaughtUp(victim, 30*time.Second)
 	if !ok {
 		d.rep.Fail("%s did not catch up within 30 s of its disk resuming", victim.ID)
 	}
 	st := disk.Stats()
-	if st.Stalled == 0 {
-		d.rep.Fail("no write or fsync of %s waited: the stall was not exercised", victim.ID)
+	if st.StalledStore == 0 {
+		d.rep.Fail("no CommitLog write of %s waited: the stall was not exercised", victim.ID)
 	}
 	stepped, desc := d.leaders.since(faultAt, healAt)
-	d.rep.Faults = fmt.Sprintf("follower %s disk stalled %v (%d writes/fsyncs blocked, %d of them CommitLog)", victim.ID, d8Stall, st.Stalled, st.StalledStore)
+	d.rep.Faults = fmt.Sprintf("follower %s disk stalled %v from inside an apply (%d writes/fsyncs blocked, %d of them CommitLog)", victim.ID, healAt.Sub(stalledAt).Round(100*time.Millisecond), st.Stalled, st.StalledStore)
 	d.rep.Note("%s applied index %d at the stall, %d when it resumed; caught up %v after resuming", victim.ID, applied, frozen, caught.Round(time.Millisecond))
 	d.rep.Note("leadership during the stall: %s; stepped down: %v", desc, stepped)
 	if stepped {
 		d.rep.Fail("leadership changed while only a follower's disk stalled")
 	}
-	d.report("stalled", faultAt, healAt, 4*time.Second)
+	d.report("stalled", stalledAt, healAt, 4*time.Second)
 	d.finish()
+}
+
+// appliedWithin reads m's applied index, giving up after timeout (a status
+// read must never hang behind a stalled disk).
+func appliedWithin(m *testcluster.Member, timeout time.Duration) (uint64, bool) {
+	got := make(chan uint64, 1)
+	go func() { got <- m.Node().State().AppliedIndex }()
+	select {
+	case idx := <-got:
+		return idx, true
+	case <-time.After(timeout):
+		return 0, false
+	}
 }
 
 // D9: a node's disk fills part way through a batch: a raft log append (the

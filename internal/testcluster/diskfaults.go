@@ -82,6 +82,8 @@ type Disk struct {
 	// resumed is open while the disk is stalled and closed otherwise; every
 	// write and fsync waits on it.
 	resumed chan struct{}
+	// stallAtWrite starts a stall at the next CommitLog record write.
+	stallAtWrite bool
 	// raftRoom is 1 + how many more raft log bytes fit, 0 for unlimited (so
 	// the zero value is healthy); the write that does not fit is cut short
 	// with ENOSPC and the disk is full.
@@ -128,6 +130,16 @@ func (k *Disk) Stall() {
 		k.resumed = make(chan struct{})
 	default: // already stalled
 	}
+	k.mu.Unlock()
+}
+
+// StallAtNextStoreWrite stalls the disk when the next CommitLog record is
+// written, so the FSM is caught inside an apply (holding its lock) — the
+// instant a stall is hardest on a node, as a power cut inside an fsync is for
+// D2.
+func (k *Disk) StallAtNextStoreWrite() {
+	k.mu.Lock()
+	k.stallAtWrite = true
 	k.mu.Unlock()
 }
 
@@ -223,6 +235,18 @@ func enospc(what string) error {
 
 // storeIO is the store's IOHook.
 func (k *Disk) storeIO(c store.IOCall) error {
+	if c.Op == store.IOWrite {
+		k.mu.Lock()
+		if k.stallAtWrite {
+			k.stallAtWrite = false
+			select {
+			case <-k.resumed:
+				k.resumed = make(chan struct{})
+			default:
+			}
+		}
+		k.mu.Unlock()
+	}
 	k.wait(true)
 	if c.Op == store.IOSync {
 		k.syncDelay()
