@@ -80,6 +80,11 @@ type Config struct {
 	KeepNoTrailingLogs bool
 	SnapshotRetain     int
 
+	// DiskStallTimeout: once a raft log write or CommitLog append has run this
+	// long, the node fences its outgoing raft RPCs until it returns, so a
+	// leader whose disk hangs stops heartbeating and the group elects another
+	// (diskguard.go). 0 means 2 × HeartbeatTimeout; negative disables it.
+	DiskStallTimeout time.Duration
 	// CheckpointInterval is how often the FSM's apply checkpoint is written.
 	CheckpointInterval time.Duration
 	// Proposer bounds group commit.
@@ -101,6 +106,9 @@ func (c Config) withDefaults() Config {
 	def(&c.CommitTimeout, DefaultCommitTimeout)
 	def(&c.SnapshotInterval, DefaultSnapshotInterval)
 	def(&c.CheckpointInterval, DefaultCheckpointInterval)
+	if c.DiskStallTimeout == 0 {
+		c.DiskStallTimeout = 2 * c.HeartbeatTimeout
+	}
 	if c.MaxAppendEntries <= 0 {
 		c.MaxAppendEntries = DefaultMaxAppendEntries
 	}

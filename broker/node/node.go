@@ -76,8 +76,9 @@ func Open(cfg Config) (*Node, error) {
 	n.store = st
 	closers = append(closers, func() { _ = st.Close() })
 
+	guard := newDiskGuard(cfg.DiskStallTimeout)
 	n.fsm, err = fsm.New(fsm.Config{
-		Store:       st,
+		Store:       guardedStore{Store: st, g: guard},
 		Dir:         cfg.Store.Dir,
 		Logger:      cfg.Logger,
 		SegmentSize: cfg.Store.CommitLogSegmentSize,
@@ -98,6 +99,9 @@ func Open(cfg Config) (*Node, error) {
 	closers = append(closers, func() { _ = n.stores.Close() })
 	if cfg.WrapLogStore != nil {
 		n.stores.Log = cfg.WrapLogStore(n.stores.Log)
+	}
+	if guard.enabled() {
+		n.stores.Log = guardedLogStore{LogStore: n.stores.Log, g: guard}
 	}
 
 	snapDir := filepath.Join(cfg.Dir, SnapshotDirName)
@@ -125,7 +129,11 @@ func Open(cfg Config) (*Node, error) {
 	notify := make(chan bool, 16)
 	rc := cfg.raftConfig()
 	rc.NotifyCh = notify
-	r, err := raft.NewRaft(rc, n.fsm, n.stores.Log, n.stores.Stable, n.snaps, cfg.Transport)
+	trans := cfg.Transport
+	if guard.enabled() {
+		trans = fencedTransport{Transport: trans, g: guard}
+	}
+	r, err := raft.NewRaft(rc, n.fsm, n.stores.Log, n.stores.Stable, n.snaps, trans)
 	if err != nil {
 		return fail(fmt.Errorf("node id=%s start raft: %w", cfg.ID, err))
 	}

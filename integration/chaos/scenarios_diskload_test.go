@@ -73,8 +73,15 @@ const d8Stall = 10 * time.Second
 // catches up after its disk resumes.
 func TestD8FollowerDiskStall(t *testing.T) {
 	requireChaos(t, fullOnly)
-	d := startDiskLoad(t, "D8")
-	_, victim := d.pick()
+	runD8(t, "D8", false)
+}
+
+func runD8(t *testing.T, scenario string, onLeader bool) {
+	d := startDiskLoad(t, scenario)
+	leader, victim := d.pick()
+	if onLeader {
+		victim = leader
+	}
 	disk := d.disks.Disk(victim.ID)
 	faultAt := time.Now()
 	disk.StallAtNextStoreWrite()
@@ -99,14 +106,30 @@ func TestD8FollowerDiskStall(t *testing.T) {
 		d.rep.Fail("no CommitLog write of %s waited: the stall was not exercised", victim.ID)
 	}
 	stepped, desc := d.leaders.since(faultAt, healAt)
-	d.rep.Faults = fmt.Sprintf("follower %s disk stalled %v from inside an apply (%d writes/fsyncs blocked, %d of them CommitLog)", victim.ID, healAt.Sub(stalledAt).Round(100*time.Millisecond), st.Stalled, st.StalledStore)
+	role := "follower"
+	if onLeader {
+		role = "leader"
+	}
+	d.rep.Faults = fmt.Sprintf("%s %s disk stalled %v from inside an apply (%d writes/fsyncs blocked, %d of them CommitLog)", role, victim.ID, healAt.Sub(stalledAt).Round(100*time.Millisecond), st.Stalled, st.StalledStore)
 	d.rep.Note("%s applied index %d at the stall, %d when it resumed; caught up %v after resuming", victim.ID, applied, frozen, caught.Round(time.Millisecond))
 	d.rep.Note("leadership during the stall: %s; stepped down: %v", desc, stepped)
-	if stepped {
+	if stepped && !onLeader {
 		d.rep.Fail("leadership changed while only a follower's disk stalled")
+	}
+	if onLeader {
+		leaderFaultChecks(d, victim.ID, stalledAt, healAt)
 	}
 	d.report("stalled", stalledAt, healAt, 4*time.Second)
 	d.finish()
+}
+
+// TestD8LeaderDiskStall is D8 on the leader: it used to keep leading (and
+// heartbeating) for the whole stall with 0 acks; the node's disk guard now
+// fences its raft RPCs after DiskStallTimeout, so the group elects another
+// leader and keeps acking.
+func TestD8LeaderDiskStall(t *testing.T) {
+	requireChaos(t, fullOnly)
+	runD8(t, "D8/leader", true)
 }
 
 // appliedWithin reads m's applied index, giving up after timeout (a status
@@ -190,7 +213,7 @@ func runD9(t *testing.T, where, who string) {
 		hit.Sub(faultAt).Round(time.Millisecond), st.RaftENOSPC, st.StoreENOSPC, victim.ID, caught.Round(time.Millisecond))
 	d.rep.Note("leadership while full: %s; stepped down: %v", desc, stepped)
 	if who == "leader" {
-		d9LeaderChecks(d, victim.ID, hit, healAt)
+		leaderFaultChecks(d, victim.ID, hit, healAt)
 	} else if stepped {
 		d.rep.Fail("leadership changed while only a follower's disk was full")
 	}
@@ -198,11 +221,12 @@ func runD9(t *testing.T, where, who string) {
 	d.finish()
 }
 
-// d9LeaderChecks: the full leader must stop leading, another node must ack
-// while the disk is full, and the full node must not be a ready leader again
-// later than 2 s after the fault (a failing raft log can still win an
-// election, then fails at its first write, as D1 records).
-func d9LeaderChecks(d *diskLoad, full raft.ServerID, hit, healAt time.Time) {
+// leaderFaultChecks: a leader whose disk is full or stalled must stop
+// leading, another node must ack while the fault lasts, and the faulty node
+// must acknowledge nothing called later than 2 s into the fault (a failing
+// raft log can still win an election, then fails at its first write, as D1
+// records; a stalled one is fenced after node.Config.DiskStallTimeout, 2 s).
+func leaderFaultChecks(d *diskLoad, full raft.ServerID, hit, healAt time.Time) {
 	var other time.Time
 	for _, s := range d.h.Sends() {
 		if s.Outcome == OK && s.Addr != string(full) && s.Return.After(hit) && s.Return.Before(healAt) &&
@@ -211,9 +235,9 @@ func d9LeaderChecks(d *diskLoad, full raft.ServerID, hit, healAt time.Time) {
 		}
 	}
 	if other.IsZero() {
-		d.rep.Fail("no ack from another leader while %s's disk was full", full)
+		d.rep.Fail("no ack from another leader while %s's disk was faulty", full)
 	} else {
-		d.rep.Note("first ack by another leader %v after the disk filled", other.Sub(hit).Round(time.Millisecond))
+		d.rep.Note("first ack by another leader %v into the fault", other.Sub(hit).Round(time.Millisecond))
 	}
 	var oldAcks int
 	for _, s := range d.h.Sends() {
@@ -222,6 +246,6 @@ func d9LeaderChecks(d *diskLoad, full raft.ServerID, hit, healAt time.Time) {
 		}
 	}
 	if oldAcks > 0 {
-		d.rep.Fail("%s acknowledged %d sends called more than 2 s after its disk filled", full, oldAcks)
+		d.rep.Fail("%s acknowledged %d sends called more than 2 s into the fault", full, oldAcks)
 	}
 }
