@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	"github.com/rocketraft/rocketraft/fsm"
@@ -32,6 +33,7 @@ var ErrDiskStalled = errors.New("node: disk stalled: raft RPCs fenced")
 // Safe for concurrent use.
 type diskGuard struct {
 	threshold time.Duration
+	log       hclog.Logger
 	// oldest is the start (unix ns) of the oldest write in progress, 0 if none.
 	// Writes of one kind are serial (raft's log, the FSM's appends), so two
 	// slots are enough.
@@ -42,8 +44,8 @@ type diskGuard struct {
 
 // newDiskGuard returns a guard that fences after threshold; threshold ≤ 0
 // disables it (writes are not timed and nothing is fenced).
-func newDiskGuard(threshold time.Duration) *diskGuard {
-	return &diskGuard{threshold: threshold}
+func newDiskGuard(threshold time.Duration, log hclog.Logger) *diskGuard {
+	return &diskGuard{threshold: threshold, log: log}
 }
 
 func (g *diskGuard) enabled() bool { return g.threshold > 0 }
@@ -73,8 +75,9 @@ func (g *diskGuard) stalled() bool {
 	}
 	if s && !g.fenced.Swap(true) {
 		g.fences.Add(1)
-	} else if !s {
-		g.fenced.Store(false)
+		g.log.Error("disk stalled: a write has run longer than the threshold; fencing raft RPCs", "threshold", g.threshold)
+	} else if !s && g.fenced.Swap(false) {
+		g.log.Warn("disk answers again: raft RPCs unfenced")
 	}
 	return s
 }

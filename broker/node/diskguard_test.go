@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 )
 
@@ -15,7 +16,7 @@ import (
 // the whole stall. While a timed write runs past the threshold, every
 // outgoing RPC must fail (heartbeats included); once it returns they pass.
 func TestD8DiskGuardFencesWhileAWriteHangs(t *testing.T) {
-	g := newDiskGuard(50 * time.Millisecond)
+	g := newDiskGuard(50*time.Millisecond, hclog.NewNullLogger())
 	_, a := raft.NewInmemTransport("a")
 	_, b := raft.NewInmemTransport("b")
 	a.Connect("b", b)
@@ -67,7 +68,7 @@ func TestD8DiskGuardFencesWhileAWriteHangs(t *testing.T) {
 	if n := g.fences.Load(); n != 1 {
 		t.Fatalf("%d fences counted, want 1", n)
 	}
-	if newDiskGuard(-1).stalled() {
+	if newDiskGuard(-1, hclog.NewNullLogger()).stalled() {
 		t.Fatal("a disabled guard fenced")
 	}
 }

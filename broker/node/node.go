@@ -76,7 +76,7 @@ func Open(cfg Config) (*Node, error) {
 	n.store = st
 	closers = append(closers, func() { _ = st.Close() })
 
-	guard := newDiskGuard(cfg.DiskStallTimeout)
+	guard := newDiskGuard(cfg.DiskStallTimeout, n.log)
 	n.fsm, err = fsm.New(fsm.Config{
 		Store:       guardedStore{Store: st, g: guard},
 		Dir:         cfg.Store.Dir,
