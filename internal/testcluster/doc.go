@@ -29,5 +29,8 @@
 // Faults (faults.go) plugs fault injection into Options.Configure: a
 // raftlog.FaultyLogStore per node (fail raft log writes, chaos D1) and a
 // raftlog.PowerLossVFS per node, used by PowerLoss to drop everything not fsynced
-// on every node at once (chaos D2).
+// on every node at once (chaos D2). DiskFaults (diskfaults.go) gives each node
+// a Disk under both its raft log segments (a raft-wal VFS) and its CommitLog
+// (store.Config.IOHook): slow fsyncs, a stall of every write and fsync, ENOSPC
+// part way through a batch (chaos D7–D9).
 package testcluster
