@@ -57,11 +57,16 @@
 //
 // Corruption stops the node: an undecodable or unknown command (or an unknown payload
 // version) panics with the raft index and command type, and so does a CommitLog append
-// that fails for a reason other than a rejected record (disk full, I/O error) or a
-// pinned segment size that differs from this node's configuration. Every way of
+// that fails for a reason other than a rejected record or a full disk (an I/O error),
+// or a pinned segment size that differs from this node's configuration. Every way of
 // continuing would diverge: skipping the entry leaves this replica without a change
 // the others applied, and retrying it cannot succeed. The node is restarted after the
 // cause is fixed (or upgraded, when the leader is newer) and replays from its checkpoint.
+//
+// A full disk (ENOSPC) is not corruption: the store undoes the partial batch, so the
+// FSM retries the same append with backoff until space returns (diskwait.go; chaos
+// scenario D9), telling Config.OnDiskFull so the node hands leadership away. Stop
+// ends such a wait at shutdown, leaving the entry unapplied for the next start.
 //
 // ACLSet replaces the group's whole ACL document (plain_acl.yml bytes; the FSM never
 // parses it, broker/auth does) at a version that must be the replicated one + 1, a

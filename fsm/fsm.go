@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
@@ -43,6 +44,10 @@ type Config struct {
 	// set, it must equal the size pinned in the log (CmdPinSegmentSize), and records
 	// larger than a segment fail alone instead of failing their whole batch. 0 skips both.
 	SegmentSize int64
+	// OnDiskFull, when set, is told (from the FSM goroutine; it must not block)
+	// when a committed entry cannot be applied for want of disk space; the FSM
+	// then waits for space (diskwait.go).
+	OnDiskFull func(error)
 }
 
 // Errors of the FSM lifecycle.
@@ -96,7 +101,11 @@ type FSM struct {
 	// clOffset (== st.MaxPhysicalOffset() between applies).
 	applied     uint64
 	appliedTerm uint64
-	clOffset    store.PhysicalOffset
+	// appliedIdx mirrors applied for AppliedIndex, which must not wait for mu:
+	// Apply holds mu across the store's write, so a stalled disk would hold
+	// every status read (the broker asks on every request) behind it.
+	appliedIdx atomic.Uint64
+	clOffset   store.PhysicalOffset
 	// broken is set when a Restore failed half way: the store no longer matches any
 	// index, so every later Apply stops the node.
 	broken error
@@ -108,6 +117,12 @@ type FSM struct {
 	arena  []byte
 	ids    []byte
 	idEnds []int
+
+	// stopCh is closed by Stop; stopped is set once an entry was left unapplied
+	// because of it, and from then on nothing is applied.
+	stopCh   chan struct{}
+	stopOnce sync.Once
+	stopped  bool
 
 	// ckMu serialises checkpoint writes (ticker, Persist, Restore).
 	ckMu sync.Mutex
@@ -127,7 +142,7 @@ func New(cfg Config) (*FSM, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	f := &FSM{cfg: cfg, st: cfg.Store, log: cfg.Logger.Named("fsm"), meta: newMetadata()}
+	f := &FSM{cfg: cfg, st: cfg.Store, log: cfg.Logger.Named("fsm"), meta: newMetadata(), stopCh: make(chan struct{})}
 	ck, found, err := readCheckpoint(cfg.Dir)
 	if err != nil {
 		return nil, err
@@ -148,6 +163,7 @@ func New(cfg Config) (*FSM, error) {
 		}
 		f.meta.install(img)
 		f.applied, f.appliedTerm, f.ckIndex = ck.AppliedIndex, ck.AppliedTerm, ck.AppliedIndex
+		f.appliedIdx.Store(f.applied)
 		target = ck.CommitLogOffset
 	}
 	if maxOff > target {
@@ -172,11 +188,7 @@ func (f *FSM) Metadata() *Metadata { return f.meta }
 // AppliedIndex returns the last raft index applied. At start-up the node compares it
 // with raft's newest local snapshot: if the snapshot is newer (raft will not replay
 // below it), the node must Restore that snapshot before starting raft.
-func (f *FSM) AppliedIndex() uint64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.applied
-}
+func (f *FSM) AppliedIndex() uint64 { return f.appliedIdx.Load() }
 
 // CommitLogOffset returns the CommitLog end after the last applied entry.
 func (f *FSM) CommitLogOffset() store.PhysicalOffset {
@@ -212,12 +224,21 @@ func (f *FSM) applyLocked(l *raft.Log) any {
 		// Replay after a restart: the checkpoint already contains this entry.
 		return nil
 	}
+	if f.stopped {
+		return fmt.Errorf("raft index %d: %w", l.Index, ErrStopped)
+	}
 	var resp any
 	if l.Type == raft.LogCommand {
 		resp = f.applyCommand(l)
 	}
+	if f.stopped {
+		// Not applied: the index stays, a restart replays it. An error, not a
+		// result: callers read a *PutResult as one result per message.
+		return fmt.Errorf("raft index %d: %w", l.Index, ErrStopped)
+	}
 	// LogConfiguration, LogNoop, LogBarrier carry no FSM state; they only move the index.
 	f.applied, f.appliedTerm = l.Index, l.Term
+	f.appliedIdx.Store(l.Index)
 	return resp
 }
 
@@ -318,7 +339,12 @@ func (f *FSM) applyPut(index uint64, c *PutMessages) *PutResult {
 		return res
 	}
 	before := f.st.MaxPhysicalOffset()
-	out, err := f.st.AppendBatch(f.recs, c.StoreTimestamp)
+	out, err := f.appendWaitingForSpace(index, f.recs, c.StoreTimestamp)
+	if errors.Is(err, ErrStopped) {
+		f.stopped = true
+		res.Err = err
+		return res
+	}
 	if err != nil {
 		if errors.Is(err, store.ErrMessageIllegal) && f.st.MaxPhysicalOffset() == before {
 			// The store refused the batch before writing; every replica refuses it alike.
@@ -328,9 +354,9 @@ func (f *FSM) applyPut(index uint64, c *PutMessages) *PutResult {
 			res.Err = err
 			return res
 		}
-		// The CommitLog could not take a committed entry (disk full, I/O error). This
-		// replica cannot continue without diverging; stop, and let a restart replay
-		// from the checkpoint once the disk is fixed.
+		// The CommitLog could not take a committed entry (an I/O error; a full disk
+		// is waited out above). This replica cannot continue without diverging; stop,
+		// and let a restart replay from the checkpoint once the disk is fixed.
 		panic(fmt.Sprintf("fsm: raft index %d: command type %d (%s): CommitLog append of %d messages at %d failed: %v; "+
 			"stopping: this replica cannot apply a committed entry", index, uint8(CmdPutMessages), CmdPutMessages, len(f.recs), before, err))
 	}

@@ -317,6 +317,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	}
 	f.meta.install(img)
 	f.applied, f.appliedTerm, f.clOffset = hdr.AppliedIndex, hdr.AppliedTerm, hdr.CommitLogOffset
+	f.appliedIdx.Store(hdr.AppliedIndex)
 	f.broken = nil
 	err = f.writeCheckpointLocked(checkpointState{
 		AppliedIndex: hdr.AppliedIndex, AppliedTerm: hdr.AppliedTerm,

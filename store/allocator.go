@@ -1,6 +1,7 @@
 package store
 
 import (
+	"path/filepath"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -20,6 +21,8 @@ type allocator struct {
 	size    int64
 	preZero bool
 	log     hclog.Logger
+	// hook is the store's IOHook (nil in production), asked before each creation.
+	hook IOHook
 
 	mu sync.Mutex
 	// pending is the allocation requested last, nil when none.
@@ -56,7 +59,9 @@ func (a *allocator) request(start int64) {
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		al.mf, al.err = createMappedFile(a.dir, al.start, a.size, a.preZero)
+		if al.err = a.hook.call(IOCall{Op: IOCreate, Path: filepath.Join(a.dir, fileName(al.start))}); al.err == nil {
+			al.mf, al.err = createMappedFile(a.dir, al.start, a.size, a.preZero)
+		}
 		if al.err != nil {
 			a.log.Warn("pre-allocating segment failed; will create it synchronously", "segment", fileName(al.start), "error", al.err)
 		}

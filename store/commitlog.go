@@ -38,6 +38,15 @@ type commitLog struct {
 
 	// views is scratch space reused by appendBatch (no allocation per batch).
 	views []RecordView
+	// hook is Config.IOHook (nil in production).
+	hook IOHook
+}
+
+// setHook installs the IOHook on the CommitLog and its pre-allocator. Called once,
+// before any append.
+func (c *commitLog) setHook(h IOHook) {
+	c.hook = h
+	c.alloc.hook = h
 }
 
 func newCommitLog(dir string, segSize int64, preZero bool, log hclog.Logger) *commitLog {
@@ -159,6 +168,12 @@ func (c *commitLog) appendBatch(recs [][]byte, ts int64, tbl *queueOffsetTable, 
 			}
 			pos = 0
 		}
+		if err := c.hook.call(IOCall{Op: IOWrite, Path: f.path, Record: i, Records: len(recs)}); err != nil {
+			// Publish what this batch copied so far, so that undo's cut zeroes it too.
+			f.wrotePosition.Store(pos)
+			c.undo(startOff, tbl, out[first:])
+			return out[:first], fmt.Errorf("append record %d of %d at %d: %w", i, len(recs), f.start+pos, err)
+		}
 		phys := f.start + pos
 		v := &c.views[i]
 		queueID := v.QueueID()
@@ -205,6 +220,9 @@ func (c *commitLog) newSegment(start int64) (*mappedFile, error) {
 		}
 	}
 	if !ok {
+		if err := c.hook.call(IOCall{Op: IOCreate, Path: filepath.Join(c.dir, fileName(start))}); err != nil {
+			return nil, err
+		}
 		var err error
 		if mf, err = c.mfq.createFile(start); err != nil {
 			return nil, err
@@ -220,6 +238,10 @@ func (c *commitLog) flush() (PhysicalOffset, error) {
 	for _, f := range c.mfq.snapshot() {
 		if f.flushedPosition.Load() >= f.wrotePosition.Load() || !f.acquire() {
 			continue
+		}
+		if err := c.hook.call(IOCall{Op: IOSync, Path: f.path}); err != nil {
+			f.release()
+			return PhysicalOffset(f.start + f.flushedPosition.Load()), err
 		}
 		_, err := f.flush()
 		f.release()

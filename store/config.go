@@ -44,6 +44,9 @@ type Config struct {
 	// DiskMaxUsedSpaceRatio (0-1) above which expired-or-not segments are deleted at once (default 0.75).
 	DiskMaxUsedSpaceRatio float64
 	Logger                hclog.Logger
+	// IOHook, when set, is asked before every CommitLog write, sync and segment
+	// creation (iohook.go). Tests only.
+	IOHook IOHook
 }
 
 // Defaults from RocketMQ's MessageStoreConfig.

@@ -115,6 +115,7 @@ func Open(cfg Config) (*Store, error) {
 	}
 	s := &Store{cfg: cfg, log: log}
 	s.commitLog = newCommitLog(filepath.Join(cfg.Dir, commitLogDir), cfg.CommitLogSegmentSize, cfg.PreZeroSegments, log)
+	s.commitLog.setHook(cfg.IOHook)
 	fail := func(err error) (*Store, error) {
 		s.commitLog.close()
 		return nil, fmt.Errorf("store: open: %w", err)

@@ -28,6 +28,10 @@ const (
 	DefaultTrailingLogs       = 10240
 	DefaultSnapshotRetain     = 2
 	DefaultCheckpointInterval = time.Second
+	// MinDiskStallTimeout floors the default DiskStallTimeout: an fsync of a few
+	// hundred ms on a busy disk is slow, not stalled, and must not cost an
+	// election even with the fast timings of tests.
+	MinDiskStallTimeout = 2 * time.Second
 )
 
 // Directory layout under Config.Dir.
@@ -80,6 +84,12 @@ type Config struct {
 	KeepNoTrailingLogs bool
 	SnapshotRetain     int
 
+	// DiskStallTimeout: once a raft log write or CommitLog append has run this
+	// long, the node fences its outgoing raft RPCs until it returns, so a
+	// leader whose disk hangs stops heartbeating and the group elects another
+	// (diskguard.go). 0 means 2 × HeartbeatTimeout, at least
+	// MinDiskStallTimeout; negative disables it.
+	DiskStallTimeout time.Duration
 	// CheckpointInterval is how often the FSM's apply checkpoint is written.
 	CheckpointInterval time.Duration
 	// Proposer bounds group commit.
@@ -101,6 +111,9 @@ func (c Config) withDefaults() Config {
 	def(&c.CommitTimeout, DefaultCommitTimeout)
 	def(&c.SnapshotInterval, DefaultSnapshotInterval)
 	def(&c.CheckpointInterval, DefaultCheckpointInterval)
+	if c.DiskStallTimeout == 0 {
+		c.DiskStallTimeout = max(2*c.HeartbeatTimeout, MinDiskStallTimeout)
+	}
 	if c.MaxAppendEntries <= 0 {
 		c.MaxAppendEntries = DefaultMaxAppendEntries
 	}

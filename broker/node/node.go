@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -39,6 +40,9 @@ type Node struct {
 	leadership *leadershipLog
 
 	stop chan struct{}
+	// raftForFSM is n.raft for callbacks on raft's FSM goroutine (onDiskFull),
+	// which starts before Open assigns n.raft.
+	raftForFSM atomic.Pointer[raft.Raft]
 	// raftDown is closed once raft has shut down: futures not answered by then
 	// never will be.
 	raftDown  chan struct{}
@@ -72,11 +76,13 @@ func Open(cfg Config) (*Node, error) {
 	n.store = st
 	closers = append(closers, func() { _ = st.Close() })
 
+	guard := newDiskGuard(cfg.DiskStallTimeout, n.log)
 	n.fsm, err = fsm.New(fsm.Config{
-		Store:       st,
+		Store:       guardedStore{Store: st, g: guard},
 		Dir:         cfg.Store.Dir,
 		Logger:      cfg.Logger,
 		SegmentSize: cfg.Store.CommitLogSegmentSize,
+		OnDiskFull:  diskFullHandler(n.raftForFSM.Load, n.log, &n.bg),
 	})
 	if err != nil {
 		return fail(fmt.Errorf("node id=%s open fsm: %w", cfg.ID, err))
@@ -93,6 +99,9 @@ func Open(cfg Config) (*Node, error) {
 	closers = append(closers, func() { _ = n.stores.Close() })
 	if cfg.WrapLogStore != nil {
 		n.stores.Log = cfg.WrapLogStore(n.stores.Log)
+	}
+	if guard.enabled() {
+		n.stores.Log = guardedLogStore{LogStore: n.stores.Log, g: guard}
 	}
 
 	snapDir := filepath.Join(cfg.Dir, SnapshotDirName)
@@ -120,11 +129,16 @@ func Open(cfg Config) (*Node, error) {
 	notify := make(chan bool, 16)
 	rc := cfg.raftConfig()
 	rc.NotifyCh = notify
-	r, err := raft.NewRaft(rc, n.fsm, n.stores.Log, n.stores.Stable, n.snaps, cfg.Transport)
+	trans := cfg.Transport
+	if guard.enabled() {
+		trans = fencedTransport{Transport: trans, g: guard}
+	}
+	r, err := raft.NewRaft(rc, n.fsm, n.stores.Log, n.stores.Stable, n.snaps, trans)
 	if err != nil {
 		return fail(fmt.Errorf("node id=%s start raft: %w", cfg.ID, err))
 	}
 	n.raft = r
+	n.raftForFSM.Store(r)
 	// raft owns the transport now and closes it on Shutdown.
 	closers = append(closers[1:], func() { _ = r.Shutdown().Error() })
 
@@ -333,6 +347,8 @@ func (n *Node) Kill() error {
 func (n *Node) shutdown(checkpoint bool) error {
 	var errs []error
 	// raft first: it answers every future (proposals, a barrier in progress).
+	// An FSM waiting for disk space would hold raft's shutdown forever.
+	n.fsm.Stop()
 	if err := n.raft.Shutdown().Error(); err != nil {
 		errs = append(errs, fmt.Errorf("raft shutdown: %w", err))
 	}

@@ -66,6 +66,7 @@ var errorTable = []errorCode{
 	{store.ErrOffsetOutOfRange, transport.SystemError},
 	{store.ErrCorrupt, transport.SystemError},
 	{store.ErrClosed, transport.SystemError}, // the node is shutting down
+	{fsm.ErrStopped, transport.SystemError},  // shut down while waiting for disk space: not applied here
 	// Answered as success by its handler (the state asked for holds); listed so
 	// a handler that passes it on still gets a defined code.
 	{replica.ErrNothingToSnapshot, transport.SystemError},

@@ -78,6 +78,9 @@ type inprocWorkload struct {
 	queues int32
 
 	stop chan struct{}
+	// gate, when set, paces the producers instead of their interval: each send
+	// waits for a token (the disk-at-load scenarios' open-loop rate).
+	gate <-chan struct{}
 	wg   sync.WaitGroup
 	// unexpected counts errors outside node.Propose's contract.
 	unexpected atomic.Int64
@@ -96,10 +99,18 @@ func startInproc(c *testcluster.Cluster, topic string, queues int32, producers i
 func (w *inprocWorkload) produce(p int, interval time.Duration) {
 	client := fmt.Sprintf("p%d", p)
 	for k := 0; ; k++ {
-		select {
-		case <-w.stop:
-			return
-		case <-time.After(interval):
+		if w.gate != nil {
+			select {
+			case <-w.stop:
+				return
+			case <-w.gate:
+			}
+		} else {
+			select {
+			case <-w.stop:
+				return
+			case <-time.After(interval):
+			}
 		}
 		l := w.c.Leader()
 		var n *node.Node

@@ -31,4 +31,8 @@
 // raftlog.PowerLossVFS per node, used by PowerLoss to drop everything not fsynced
 // on every node at once (chaos D2). Clocks (clock.go) gives every node its own
 // wall clock (node.Config.Now) that a test steps forward or back (chaos C1–C5).
+// DiskFaults (diskfaults.go) gives each node
+// a Disk under both its raft log segments (a raft-wal VFS) and its CommitLog
+// (store.Config.IOHook): slow fsyncs, a stall of every write and fsync, ENOSPC
+// part way through a batch (chaos D7–D9).
 package testcluster
