@@ -1,0 +1,168 @@
+package chaos
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rocketraft/rocketraft/internal/testcluster"
+)
+
+// A paced load is the measured-then-paced background load of the in-process
+// scenarios that run at load (D7–D9, C1–C5): in-process producers calling
+// node.Propose on the ready leader (one message per call, no retries, group
+// commit coalescing concurrent calls into multi-message entries), recorded in
+// one History the usual checker judges. As in the network scenarios, the
+// load first runs flat out to measure the maximum durable rate (an ack means
+// fsynced on a quorum), then is paced open loop at a share of it; under a
+// third fails the scenario.
+
+const (
+	pacedFlatProducers = 16
+	// pacedProducers bounds the paced load's concurrency: enough for the
+	// target rate at 60 ms per send, the slowest injected fsync plus a round.
+	pacedProducers = 32
+	pacedShare     = 0.45
+	pacedMeasure   = 3 * time.Second
+)
+
+// pacedLoad is a group's measured-then-paced load and its History.
+type pacedLoad struct {
+	t   *testing.T
+	c   *testcluster.Cluster
+	h   *History
+	rep *Report // the scenario's report the load notes into
+
+	topic  string
+	queues int32
+
+	maxRate, rate float64
+	paced         *inprocWorkload
+	stopTokens    chan struct{}
+	stopOnce      sync.Once
+	tokensDone    sync.WaitGroup
+}
+
+// startPacedLoad measures c's maximum durable rate on topic (which must
+// exist with queues queues) and leaves the paced load running, measured once
+// more before the scenario's fault; it notes both into rep.
+func startPacedLoad(t *testing.T, c *testcluster.Cluster, rep *Report, topic string, queues int32) *pacedLoad {
+	t.Helper()
+	p := &pacedLoad{t: t, c: c, h: &History{}, rep: rep, topic: topic, queues: queues, stopTokens: make(chan struct{})}
+	flat := p.workload(nil)
+	for i := range pacedFlatProducers {
+		flat.wg.Add(1)
+		go func() { defer flat.wg.Done(); flat.produce(i, 0) }()
+	}
+	time.Sleep(time.Second) // warm-up: segments allocated, connections up
+	from := time.Now()
+	time.Sleep(pacedMeasure)
+	p.maxRate = p.throughput(from, time.Now())
+	flat.Stop()
+	p.paced = p.workload(nil)
+	p.paced.unexpected.Add(flat.unexpected.Load())
+	if p.maxRate < 50 {
+		t.Fatalf("%s: flat-out load acknowledged only %.0f msgs/s", rep.Scenario, p.maxRate)
+	}
+
+	p.rate = pacedShare * p.maxRate
+	gate := make(chan struct{}, 16)
+	p.paced.gate = gate
+	p.tokensDone.Add(1)
+	go p.tokens(gate, p.rate)
+	for i := range pacedProducers {
+		p.paced.wg.Add(1)
+		go func() { defer p.paced.wg.Done(); p.paced.produce(100+i, 0) }()
+	}
+	time.Sleep(time.Second)
+	from = time.Now()
+	time.Sleep(pacedMeasure)
+	got := p.throughput(from, time.Now())
+	rep.Note("load: max durable rate %.0f msgs/s (%d in-process producers flat out, one message per Propose, group commit), run at %.0f msgs/s (%.0f%% of max; target %.0f%%) before the fault",
+		p.maxRate, pacedFlatProducers, got, 100*got/p.maxRate, 100*pacedShare)
+	if got < p.maxRate/3 {
+		rep.Fail("paced load ran at %.0f msgs/s, under a third of the max %.0f", got, p.maxRate)
+	}
+	return p
+}
+
+// workload is an inprocWorkload recording into the load's History.
+func (p *pacedLoad) workload(gate <-chan struct{}) *inprocWorkload {
+	return &inprocWorkload{c: p.c, h: p.h, topic: p.topic, queues: p.queues, stop: make(chan struct{}), gate: gate}
+}
+
+// tokens paces the load open loop: rate tokens a second, dropped when every
+// producer is busy (so a slow group shows as lower throughput, not as a
+// backlog that floods it after the fault).
+func (p *pacedLoad) tokens(gate chan<- struct{}, rate float64) {
+	defer p.tokensDone.Done()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	begin, issued := time.Now(), 0
+	for {
+		select {
+		case <-p.stopTokens:
+			return
+		case now := <-tick.C:
+			for due := int(rate * now.Sub(begin).Seconds()); issued < due; issued++ {
+				select {
+				case gate <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}
+}
+
+// stop ends the pacing and the producers; safe to call twice.
+func (p *pacedLoad) stop() {
+	p.stopOnce.Do(func() { close(p.stopTokens) })
+	p.tokensDone.Wait()
+	p.paced.Stop()
+}
+
+// throughput is the acknowledged sends a second that returned in [from, to).
+func (p *pacedLoad) throughput(from, to time.Time) float64 {
+	n := 0
+	for _, s := range p.h.Sends() {
+		if s.Outcome == OK && !s.Return.Before(from) && s.Return.Before(to) {
+			n++
+		}
+	}
+	return float64(n) / to.Sub(from).Seconds()
+}
+
+// firstAck is how long after t the first send called at or after t was
+// acknowledged ("none" if none).
+func (p *pacedLoad) firstAck(t time.Time) string {
+	first := p.h.FirstAckAfter(t, "p")
+	if first.IsZero() {
+		return "none"
+	}
+	return first.Sub(t).Round(time.Millisecond).String()
+}
+
+// report adds the throughput and first-ack lines for a fault that ran from
+// faultAt to healAt, after the load ran another `after` past the heal.
+func (p *pacedLoad) report(label string, faultAt, healAt time.Time, after time.Duration) {
+	time.Sleep(after)
+	end := time.Now()
+	p.rep.Note("throughput: before %.0f msgs/s (%v), %s %.0f msgs/s (%v), after %.0f msgs/s (%v)",
+		p.throughput(faultAt.Add(-pacedMeasure), faultAt), pacedMeasure, label,
+		p.throughput(faultAt, healAt), healAt.Sub(faultAt).Round(100*time.Millisecond),
+		p.throughput(healAt, end), end.Sub(healAt).Round(100*time.Millisecond))
+	p.rep.Note("fault → first ack of a send called after it %s; heal → first ack %s", p.firstAck(faultAt), p.firstAck(healAt))
+	p.rep.Note("ack latency: before %s; %s %s", p.latencies(faultAt.Add(-pacedMeasure), faultAt).Summary(), label, p.latencies(faultAt, healAt).Summary())
+}
+
+// latencies are the call → ack times of the sends acknowledged that were
+// called in [from, to).
+func (p *pacedLoad) latencies(from, to time.Time) Latencies {
+	var l Latencies
+	for _, s := range p.h.Sends() {
+		if s.Outcome == OK && !s.Call.Before(from) && s.Call.Before(to) {
+			l = append(l, s.Return.Sub(s.Call))
+		}
+	}
+	return l
+}
