@@ -48,6 +48,15 @@ type clockGroup struct {
 	// checks are the CHECK_TRANSACTION_STATE requests the producer connection
 	// received, in arrival order.
 	checks []receivedCheck
+	// steps are the clock steps taken, in order (for the load report).
+	steps []stepRecord
+	// leaders records the ready leader, to report whether a step moved it.
+	leaders *leaderLog
+}
+
+type stepRecord struct {
+	at    time.Time
+	label string
 }
 
 type receivedCheck struct {
@@ -91,6 +100,8 @@ func startClockGroup(t *testing.T, opts clockGroupOptions) *clockGroup {
 		g.brokers = append(g.brokers, b)
 	}
 	t.Cleanup(g.closeBrokers) // before the group closes its nodes (last in, first out)
+	g.leaders = watchLeaders(c)
+	t.Cleanup(g.leaders.stop)
 	return g
 }
 
@@ -225,5 +236,40 @@ func (g *clockGroup) readQueueAt(id raft.ServerID, topic string, qid int32) ([]s
 // jump steps id's clock by d and notes it in rep.
 func (g *clockGroup) jump(rep *Report, id raft.ServerID, role string, d time.Duration) {
 	off := g.clocks.Jump(id, d)
+	sign := "+"
+	if d < 0 {
+		sign = ""
+	}
+	g.mu.Lock()
+	g.steps = append(g.steps, stepRecord{at: time.Now(), label: fmt.Sprintf("%s %s %s%v", role, id, sign, d)})
+	g.mu.Unlock()
 	rep.Note("at %v: %s %s's clock stepped %+v (now %+v off the real time)", time.Since(g.started).Round(100*time.Millisecond), role, id, d, off)
+}
+
+// reportSteps notes, for each clock step, the load's throughput in the
+// pacedMeasure before it and from it to the next step (the clock stays
+// stepped until then) and how soon a send called after it was acknowledged;
+// then the D7–D9 lines for the whole stepped span, from the first step to
+// reset (when every clock went back to the real time), and who led.
+func (g *clockGroup) reportSteps(p *pacedLoad, reset time.Time) {
+	g.mu.Lock()
+	steps := append([]stepRecord(nil), g.steps...)
+	g.mu.Unlock()
+	if len(steps) == 0 {
+		p.rep.Fail("no clock was stepped")
+		return
+	}
+	for i, s := range steps {
+		next := reset
+		if i+1 < len(steps) {
+			next = steps[i+1].at
+		}
+		p.rep.Note("step %d (%s at %v): throughput before %.0f msgs/s (%v), stepped %.0f msgs/s (%v, to the next step); first ack of a send called after it %s",
+			i+1, s.label, s.at.Sub(g.started).Round(100*time.Millisecond), p.throughput(s.at.Add(-pacedMeasure), s.at), pacedMeasure,
+			p.throughput(s.at, next), next.Sub(s.at).Round(100*time.Millisecond), p.firstAck(s.at))
+	}
+	p.report("clocks stepped", steps[0].at, reset, pacedMeasure)
+	g.leaders.stop()
+	_, desc := g.leaders.since(steps[0].at, reset)
+	p.rep.Note("leadership from the first step to the reset: %s", desc)
 }
