@@ -264,9 +264,13 @@ func (g *clockGroup) reportSteps(p *pacedLoad, reset time.Time) {
 		if i+1 < len(steps) {
 			next = steps[i+1].at
 		}
-		p.rep.Note("step %d (%s at %v): throughput before %.0f msgs/s (%v), stepped %.0f msgs/s (%v, to the next step); first ack of a send called after it %s",
+		stepped := "none before the next step" // two steps at once (a leader's back, a follower's off)
+		if next.Sub(s.at) >= 100*time.Millisecond {
+			stepped = fmt.Sprintf("%.0f msgs/s (%v, to the next step or the reset)", p.throughput(s.at, next), next.Sub(s.at).Round(100*time.Millisecond))
+		}
+		p.rep.Note("step %d (%s at %v): throughput before %.0f msgs/s (%v), stepped %s; first ack of a send called after it %s",
 			i+1, s.label, s.at.Sub(g.started).Round(100*time.Millisecond), p.throughput(s.at.Add(-pacedMeasure), s.at), pacedMeasure,
-			p.throughput(s.at, next), next.Sub(s.at).Round(100*time.Millisecond), p.firstAck(s.at))
+			stepped, p.firstAck(s.at))
 	}
 	p.report("clocks stepped", steps[0].at, reset, pacedMeasure)
 	g.leaders.stop()

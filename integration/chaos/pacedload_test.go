@@ -59,6 +59,9 @@ func startPacedLoad(t *testing.T, c *testcluster.Cluster, rep *Report, topic str
 	time.Sleep(pacedMeasure)
 	p.maxRate = p.throughput(from, time.Now())
 	flat.Stop()
+	if refused, first := p.refused(); refused > 0 {
+		rep.Note("flat out: %d sends refused (first: %s); the checker holds them to not stored", refused, first)
+	}
 	p.paced = p.workload(nil)
 	p.paced.unexpected.Add(flat.unexpected.Load())
 	if p.maxRate < 50 {
@@ -130,6 +133,19 @@ func (p *pacedLoad) throughput(from, to time.Time) float64 {
 		}
 	}
 	return float64(n) / to.Sub(from).Seconds()
+}
+
+// refused counts the sends refused so far and names the first error.
+func (p *pacedLoad) refused() (n int, first string) {
+	for _, s := range p.h.Sends() {
+		if s.Outcome == Fail {
+			if n == 0 {
+				first = s.Err
+			}
+			n++
+		}
+	}
+	return n, first
 }
 
 // firstAck is how long after t the first send called at or after t was
