@@ -250,8 +250,11 @@ func (g *clockGroup) jump(rep *Report, id raft.ServerID, role string, d time.Dur
 // pacedMeasure before it and from it to the next step (the clock stays
 // stepped until then) and how soon a send called after it was acknowledged;
 // then the D7–D9 lines for the whole stepped span, from the first step to
-// reset (when every clock went back to the real time), and who led.
+// reset (when every clock went back to the real time) and pacedMeasure
+// past it, and who led.
 func (g *clockGroup) reportSteps(p *pacedLoad, reset time.Time) {
+	end := reset.Add(pacedMeasure)
+	time.Sleep(time.Until(end))
 	g.mu.Lock()
 	steps := append([]stepRecord(nil), g.steps...)
 	g.mu.Unlock()
@@ -272,7 +275,7 @@ func (g *clockGroup) reportSteps(p *pacedLoad, reset time.Time) {
 			i+1, s.label, s.at.Sub(g.started).Round(100*time.Millisecond), p.throughput(s.at.Add(-pacedMeasure), s.at), pacedMeasure,
 			stepped, p.firstAck(s.at))
 	}
-	p.report("clocks stepped", steps[0].at, reset, pacedMeasure)
+	p.reportSpan("clocks stepped", steps[0].at, reset, end)
 	g.leaders.stop()
 	_, desc := g.leaders.since(steps[0].at, reset)
 	p.rep.Note("leadership from the first step to the reset: %s", desc)
