@@ -279,4 +279,5 @@ func (g *clockGroup) reportSteps(p *pacedLoad, reset time.Time) {
 	g.leaders.stop()
 	_, desc := g.leaders.since(steps[0].at, reset)
 	p.rep.Note("leadership from the first step to the reset: %s", desc)
+	p.rep.Note("refused sends (the checker holds each to not stored): %s", p.refusals(g.started))
 }

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -146,6 +147,35 @@ func (p *pacedLoad) refused() (n int, first string) {
 		}
 	}
 	return n, first
+}
+
+// refusals describes the refused sends by error and when the first of each
+// returned ("none" if none).
+func (p *pacedLoad) refusals(since time.Time) string {
+	count := map[string]int{}
+	first := map[string]time.Time{}
+	var order []string
+	for _, s := range p.h.Sends() {
+		if s.Outcome != Fail {
+			continue
+		}
+		if count[s.Err] == 0 {
+			order = append(order, s.Err)
+			first[s.Err] = s.Return
+		}
+		count[s.Err]++
+	}
+	if len(order) == 0 {
+		return "none"
+	}
+	out := ""
+	for i, e := range order {
+		if i > 0 {
+			out += "; "
+		}
+		out += fmt.Sprintf("%d × %q (first at %v)", count[e], e, first[e].Sub(since).Round(100*time.Millisecond))
+	}
+	return out
 }
 
 // firstAck is how long after t the first send called at or after t was

@@ -54,8 +54,8 @@ func clockScenario(t *testing.T, name string, opts clockGroupOptions, body func(
 	if !p.paced.waitAcks(reset, 20, 10*time.Second) {
 		rep.Fail("no acks in the 10 s after the clocks were reset")
 	}
+	p.stop() // before the brokers close: a closing leader hands off leadership
 	g.closeBrokers()
-	p.stop()
 	inprocFinish(t, g.c, p.paced, &rep, start)
 }
 
