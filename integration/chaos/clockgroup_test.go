@@ -258,6 +258,7 @@ func (g *clockGroup) reportSteps(p *pacedLoad, reset time.Time) {
 	g.mu.Lock()
 	steps := append([]stepRecord(nil), g.steps...)
 	g.mu.Unlock()
+	v := sendsView(p.h.Sends())
 	if len(steps) == 0 {
 		p.rep.Fail("no clock was stepped")
 		return
@@ -269,15 +270,15 @@ func (g *clockGroup) reportSteps(p *pacedLoad, reset time.Time) {
 		}
 		stepped := "none before the next step" // two steps at once (a leader's back, a follower's off)
 		if next.Sub(s.at) >= 100*time.Millisecond {
-			stepped = fmt.Sprintf("%.0f msgs/s (%v, to the next step or the reset)", p.throughput(s.at, next), next.Sub(s.at).Round(100*time.Millisecond))
+			stepped = fmt.Sprintf("%.0f msgs/s (%v, to the next step or the reset)", v.throughput(s.at, next), next.Sub(s.at).Round(100*time.Millisecond))
 		}
 		p.rep.Note("step %d (%s at %v): throughput before %.0f msgs/s (%v), stepped %s; first ack of a send called after it %s",
-			i+1, s.label, s.at.Sub(g.started).Round(100*time.Millisecond), p.throughput(s.at.Add(-pacedMeasure), s.at), pacedMeasure,
-			stepped, p.firstAck(s.at))
+			i+1, s.label, s.at.Sub(g.started).Round(100*time.Millisecond), v.throughput(s.at.Add(-pacedMeasure), s.at), pacedMeasure,
+			stepped, v.firstAck(s.at))
 	}
-	p.reportSpan("clocks stepped", steps[0].at, reset, end)
+	p.reportSpan(v, "clocks stepped", steps[0].at, reset, end)
 	g.leaders.stop()
-	_, desc := g.leaders.since(steps[0].at, reset)
-	p.rep.Note("leadership from the first step to the reset: %s", desc)
-	p.rep.Note("refused sends (the checker holds each to not stored): %s", p.refusals(g.started))
+	_, desc := g.leaders.since(steps[0].at, time.Now())
+	p.rep.Note("leadership from the first step to %v after the reset: %s", time.Since(reset).Round(100*time.Millisecond), desc)
+	p.rep.Note("refused sends (the checker holds each to not stored): %s", v.refusals(g.started))
 }

@@ -127,8 +127,18 @@ func (p *pacedLoad) stop() {
 
 // throughput is the acknowledged sends a second that returned in [from, to).
 func (p *pacedLoad) throughput(from, to time.Time) float64 {
+	return sendsView(p.h.Sends()).throughput(from, to)
+}
+
+// sendsView is one copy of the History's sends. The report lines of a
+// scenario read one view, not a copy each: a clock scenario's History holds
+// over half a million sends (~100 MB a copy), and the garbage of thirty
+// copies starved the group's raft goroutines into an election in C1.
+type sendsView []SendOp
+
+func (v sendsView) throughput(from, to time.Time) float64 {
 	n := 0
-	for _, s := range p.h.Sends() {
+	for _, s := range v {
 		if s.Outcome == OK && !s.Return.Before(from) && s.Return.Before(to) {
 			n++
 		}
@@ -136,9 +146,36 @@ func (p *pacedLoad) throughput(from, to time.Time) float64 {
 	return float64(n) / to.Sub(from).Seconds()
 }
 
+// firstAck is how long after t the first send called at or after t was
+// acknowledged ("none" if none); History.FirstAckAfter over the view.
+func (v sendsView) firstAck(t time.Time) string {
+	var first time.Time
+	for _, s := range v {
+		if s.Outcome == OK && !s.Call.Before(t) && (first.IsZero() || s.Return.Before(first)) {
+			first = s.Return
+		}
+	}
+	if first.IsZero() {
+		return "none"
+	}
+	return first.Sub(t).Round(time.Millisecond).String()
+}
+
+// latencies are the call → ack times of the sends acknowledged that were
+// called in [from, to).
+func (v sendsView) latencies(from, to time.Time) Latencies {
+	var l Latencies
+	for _, s := range v {
+		if s.Outcome == OK && !s.Call.Before(from) && s.Call.Before(to) {
+			l = append(l, s.Return.Sub(s.Call))
+		}
+	}
+	return l
+}
+
 // refused counts the sends refused so far and names the first error.
 func (p *pacedLoad) refused() (n int, first string) {
-	for _, s := range p.h.Sends() {
+	for _, s := range p.h.Sends() { // early: a small History
 		if s.Outcome == Fail {
 			if n == 0 {
 				first = s.Err
@@ -150,12 +187,12 @@ func (p *pacedLoad) refused() (n int, first string) {
 }
 
 // refusals describes the refused sends by error and when the first of each
-// returned ("none" if none).
-func (p *pacedLoad) refusals(since time.Time) string {
+// returned, relative to since ("none" if none).
+func (v sendsView) refusals(since time.Time) string {
 	count := map[string]int{}
 	first := map[string]time.Time{}
 	var order []string
-	for _, s := range p.h.Sends() {
+	for _, s := range v {
 		if s.Outcome != Fail {
 			continue
 		}
@@ -178,43 +215,21 @@ func (p *pacedLoad) refusals(since time.Time) string {
 	return out
 }
 
-// firstAck is how long after t the first send called at or after t was
-// acknowledged ("none" if none).
-func (p *pacedLoad) firstAck(t time.Time) string {
-	first := p.h.FirstAckAfter(t, "p")
-	if first.IsZero() {
-		return "none"
-	}
-	return first.Sub(t).Round(time.Millisecond).String()
-}
-
 // report adds the throughput and first-ack lines for a fault that ran from
 // faultAt to healAt, after the load ran another `after` past the heal.
 func (p *pacedLoad) report(label string, faultAt, healAt time.Time, after time.Duration) {
 	time.Sleep(after)
-	p.reportSpan(label, faultAt, healAt, time.Now())
+	end := time.Now()
+	p.reportSpan(sendsView(p.h.Sends()), label, faultAt, healAt, end)
 }
 
-// reportSpan is report with the end of the after window given: a caller
-// that reads the History first (which holds up the producers) keeps that
-// time out of the window.
-func (p *pacedLoad) reportSpan(label string, faultAt, healAt, end time.Time) {
+// reportSpan is report over the view v, with the end of the after window
+// given.
+func (p *pacedLoad) reportSpan(v sendsView, label string, faultAt, healAt, end time.Time) {
 	p.rep.Note("throughput: before %.0f msgs/s (%v), %s %.0f msgs/s (%v), after %.0f msgs/s (%v)",
-		p.throughput(faultAt.Add(-pacedMeasure), faultAt), pacedMeasure, label,
-		p.throughput(faultAt, healAt), healAt.Sub(faultAt).Round(100*time.Millisecond),
-		p.throughput(healAt, end), end.Sub(healAt).Round(100*time.Millisecond))
-	p.rep.Note("fault → first ack of a send called after it %s; heal → first ack %s", p.firstAck(faultAt), p.firstAck(healAt))
-	p.rep.Note("ack latency: before %s; %s %s", p.latencies(faultAt.Add(-pacedMeasure), faultAt).Summary(), label, p.latencies(faultAt, healAt).Summary())
-}
-
-// latencies are the call → ack times of the sends acknowledged that were
-// called in [from, to).
-func (p *pacedLoad) latencies(from, to time.Time) Latencies {
-	var l Latencies
-	for _, s := range p.h.Sends() {
-		if s.Outcome == OK && !s.Call.Before(from) && s.Call.Before(to) {
-			l = append(l, s.Return.Sub(s.Call))
-		}
-	}
-	return l
+		v.throughput(faultAt.Add(-pacedMeasure), faultAt), pacedMeasure, label,
+		v.throughput(faultAt, healAt), healAt.Sub(faultAt).Round(100*time.Millisecond),
+		v.throughput(healAt, end), end.Sub(healAt).Round(100*time.Millisecond))
+	p.rep.Note("fault → first ack of a send called after it %s; heal → first ack %s", v.firstAck(faultAt), v.firstAck(healAt))
+	p.rep.Note("ack latency: before %s; %s %s", v.latencies(faultAt.Add(-pacedMeasure), faultAt).Summary(), label, v.latencies(faultAt, healAt).Summary())
 }
