@@ -132,8 +132,9 @@ func (p *pacedLoad) throughput(from, to time.Time) float64 {
 
 // sendsView is one copy of the History's sends. The report lines of a
 // scenario read one view, not a copy each: a clock scenario's History holds
-// over half a million sends (~100 MB a copy), and the garbage of thirty
-// copies starved the group's raft goroutines into an election in C1.
+// up to 800,000 sends (~100 MB a copy), and C1's leader lost leadership
+// right after a report that made twenty copies (likely the garbage, in the
+// process that runs all three nodes).
 type sendsView []SendOp
 
 func (v sendsView) throughput(from, to time.Time) float64 {
