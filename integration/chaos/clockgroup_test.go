@@ -277,6 +277,11 @@ func (g *clockGroup) reportSteps(p *pacedLoad, reset time.Time) {
 			stepped, v.firstAck(s.at))
 	}
 	p.reportSpan(v, "clocks stepped", steps[0].at, reset, end)
+	// A wall-clock step must not slow the group (raft and the leases run on
+	// monotonic time), so the load is held to a third of the max throughout.
+	if got := v.throughput(steps[0].at, reset); got < p.maxRate/3 {
+		p.rep.Fail("load while the clocks were stepped ran at %.0f msgs/s, under a third of the max %.0f", got, p.maxRate)
+	}
 	g.leaders.stop()
 	_, desc := g.leaders.since(steps[0].at, time.Now())
 	p.rep.Note("leadership from the first step to %v after the reset: %s", time.Since(reset).Round(100*time.Millisecond), desc)

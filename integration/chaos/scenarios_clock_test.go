@@ -424,7 +424,7 @@ func TestC3RetentionUnderClockJumps(t *testing.T) {
 		}
 		return out
 	}
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // the load's 8 s of measuring beside the filler grew the CommitLog already
 	before := mins()
 	l := g.leader()
 	g.jump(&rep, l, "leader", clockStep)
