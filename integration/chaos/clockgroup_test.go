@@ -48,6 +48,15 @@ type clockGroup struct {
 	// checks are the CHECK_TRANSACTION_STATE requests the producer connection
 	// received, in arrival order.
 	checks []receivedCheck
+	// steps are the clock steps taken, in order (for the load report).
+	steps []stepRecord
+	// leaders records the ready leader, to report whether a step moved it.
+	leaders *leaderLog
+}
+
+type stepRecord struct {
+	at    time.Time
+	label string
 }
 
 type receivedCheck struct {
@@ -91,6 +100,8 @@ func startClockGroup(t *testing.T, opts clockGroupOptions) *clockGroup {
 		g.brokers = append(g.brokers, b)
 	}
 	t.Cleanup(g.closeBrokers) // before the group closes its nodes (last in, first out)
+	g.leaders = watchLeaders(c)
+	t.Cleanup(g.leaders.stop)
 	return g
 }
 
@@ -225,5 +236,54 @@ func (g *clockGroup) readQueueAt(id raft.ServerID, topic string, qid int32) ([]s
 // jump steps id's clock by d and notes it in rep.
 func (g *clockGroup) jump(rep *Report, id raft.ServerID, role string, d time.Duration) {
 	off := g.clocks.Jump(id, d)
+	sign := "+"
+	if d < 0 {
+		sign = ""
+	}
+	g.mu.Lock()
+	g.steps = append(g.steps, stepRecord{at: time.Now(), label: fmt.Sprintf("%s %s %s%v", role, id, sign, d)})
+	g.mu.Unlock()
 	rep.Note("at %v: %s %s's clock stepped %+v (now %+v off the real time)", time.Since(g.started).Round(100*time.Millisecond), role, id, d, off)
+}
+
+// reportSteps notes, for each clock step, the load's throughput in the
+// pacedMeasure before it and from it to the next step (the clock stays
+// stepped until then) and how soon a send called after it was acknowledged;
+// then the D7–D9 lines for the whole stepped span, from the first step to
+// reset (when every clock went back to the real time) and pacedMeasure
+// past it, and who led.
+func (g *clockGroup) reportSteps(p *pacedLoad, reset time.Time) {
+	end := reset.Add(pacedMeasure)
+	time.Sleep(time.Until(end))
+	g.mu.Lock()
+	steps := append([]stepRecord(nil), g.steps...)
+	g.mu.Unlock()
+	v := sendsView(p.h.Sends())
+	if len(steps) == 0 {
+		p.rep.Fail("no clock was stepped")
+		return
+	}
+	for i, s := range steps {
+		next := reset
+		if i+1 < len(steps) {
+			next = steps[i+1].at
+		}
+		stepped := "none before the next step" // two steps at once (a leader's back, a follower's off)
+		if next.Sub(s.at) >= 100*time.Millisecond {
+			stepped = fmt.Sprintf("%.0f msgs/s (%v, to the next step or the reset)", v.throughput(s.at, next), next.Sub(s.at).Round(100*time.Millisecond))
+		}
+		p.rep.Note("step %d (%s at %v): throughput before %.0f msgs/s (%v), stepped %s; first ack of a send called after it %s",
+			i+1, s.label, s.at.Sub(g.started).Round(100*time.Millisecond), v.throughput(s.at.Add(-pacedMeasure), s.at), pacedMeasure,
+			stepped, v.firstAck(s.at))
+	}
+	p.reportSpan(v, "clocks stepped", steps[0].at, reset, end)
+	// A wall-clock step must not slow the group (raft and the leases run on
+	// monotonic time), so the load is held to a third of the max throughout.
+	if got := v.throughput(steps[0].at, reset); got < p.maxRate/3 {
+		p.rep.Fail("load while the clocks were stepped ran at %.0f msgs/s, under a third of the max %.0f", got, p.maxRate)
+	}
+	g.leaders.stop()
+	_, desc := g.leaders.since(steps[0].at, time.Now())
+	p.rep.Note("leadership from the first step to %v after the reset: %s", time.Since(reset).Round(100*time.Millisecond), desc)
+	p.rep.Note("refused sends (the checker holds each to not stored): %s", v.refusals(g.started))
 }

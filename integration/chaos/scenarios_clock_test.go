@@ -25,33 +25,38 @@ import (
 
 // Clock scenarios C1–C5 (docs/reliability.md "Clock jumps"): one node's wall
 // clock steps minutes forward and back, first the leader's, then a
-// follower's, while four producers load the group; each scenario watches one
-// subsystem that reads the wall clock. Raft itself is not stepped: its timers
-// run on time.Now's monotonic reading, which a wall-clock step does not move.
+// follower's, while the paced load of pacedload_test.go runs at 45 % of the
+// group's measured maximum durable rate; each scenario watches one subsystem
+// that reads the wall clock. Raft itself is not stepped: its timers run on
+// time.Now's monotonic reading, which a wall-clock step does not move.
 
-const clockStep = 10 * time.Minute
+const (
+	clockStep = 10 * time.Minute
+	// clockLoadQueues is the load topic's queue count, as D7–D9's.
+	clockLoadQueues = diskLoadQueues
+)
 
-// clockScenario starts the group and the background load, runs body, and
-// finishes with the usual checks (0 lost acked, 0 phantom, replicas
-// identical) unless body finished itself.
+// clockScenario starts the group and the measured-then-paced load, runs
+// body, reports the load around every step and finishes with the usual
+// checks (0 lost acked, 0 phantom, replicas identical).
 func clockScenario(t *testing.T, name string, opts clockGroupOptions, body func(g *clockGroup, rep *Report)) {
 	start := time.Now()
 	rep := Report{Scenario: name, Seed: start.UnixNano() % 1000}
 	g := startClockGroup(t, opts)
 	topic := "Chaos" + name + "Load"
-	g.c.CreateTopic(topic, 4)
-	w := startInproc(g.c, topic, 4, 4, 10*time.Millisecond)
-	defer w.Stop()
-	if !w.waitAcks(start, 100, 20*time.Second) {
-		t.Fatalf("%s: the load never acked 100 sends", name)
-	}
+	g.c.CreateTopic(topic, clockLoadQueues)
+	p := startPacedLoad(t, g.c, &rep, topic, clockLoadQueues)
+	defer p.stop()
 	body(g, &rep)
 	g.clocks.Reset()
-	if got := w.h.FirstAckAfter(time.Now(), "p"); got.IsZero() && !w.waitAcks(time.Now(), 20, 10*time.Second) {
+	reset := time.Now()
+	g.reportSteps(p, reset)
+	if !p.paced.waitAcks(reset, 20, 10*time.Second) {
 		rep.Fail("no acks in the 10 s after the clocks were reset")
 	}
+	p.stop() // before the brokers close: a closing leader hands off leadership
 	g.closeBrokers()
-	inprocFinish(t, g.c, w, &rep, start)
+	inprocFinish(t, g.c, p.paced, &rep, start)
 }
 
 // TestC1LockExpiryUnderClockJumps: consumer A holds orderly queues and renews
@@ -387,10 +392,8 @@ func TestC3RetentionUnderClockJumps(t *testing.T) {
 		Broker: func(c *broker.Config) { c.RetentionInterval = time.Second },
 	})
 	topic := "ChaosC3Load"
-	g.c.CreateTopic(topic, 4)
+	g.c.CreateTopic(topic, clockLoadQueues)
 	g.c.CreateTopic("ChaosC3Fill", 1)
-	w := startInproc(g.c, topic, 4, 4, 10*time.Millisecond)
-	defer w.Stop()
 	stopFill := make(chan struct{})
 	var fillWG sync.WaitGroup
 	fillWG.Add(1)
@@ -410,6 +413,10 @@ func TestC3RetentionUnderClockJumps(t *testing.T) {
 			}
 		}
 	}()
+	// The filler runs while the load's maximum is measured: it is part of
+	// what the group carries throughout.
+	p := startPacedLoad(t, g.c, &rep, topic, clockLoadQueues)
+	defer p.stop()
 	mins := func() map[raft.ServerID]store.PhysicalOffset {
 		out := map[raft.ServerID]store.PhysicalOffset{}
 		for _, m := range g.c.Running() {
@@ -417,7 +424,7 @@ func TestC3RetentionUnderClockJumps(t *testing.T) {
 		}
 		return out
 	}
-	time.Sleep(8 * time.Second)
+	time.Sleep(2 * time.Second) // the load's 8 s of measuring beside the filler grew the CommitLog already
 	before := mins()
 	l := g.leader()
 	g.jump(&rep, l, "leader", clockStep)
@@ -447,9 +454,14 @@ func TestC3RetentionUnderClockJumps(t *testing.T) {
 		rep.Fail("a -%v step on the leader deleted segments (%v → %v)", clockStep, afterF, got)
 	}
 	g.clocks.Reset()
+	reset := time.Now()
+	g.reportSteps(p, reset)
+	if !p.paced.waitAcks(reset, 20, 10*time.Second) {
+		rep.Fail("no acks in the 10 s after the clocks were reset")
+	}
 	close(stopFill)
 	fillWG.Wait()
-	w.Stop()
+	p.stop()
 	g.closeBrokers()
 
 	// The bytes all replicas hold are identical; then the checker on the two
@@ -492,7 +504,7 @@ func TestC3RetentionUnderClockJumps(t *testing.T) {
 			logs = append(logs, rl)
 		}
 	}
-	got := Check(w.h, logs, nil)
+	got := Check(p.h, logs, nil)
 	expired := 0
 	if len(logs) > 0 {
 		for q, ids := range logs[0].Queues {
