@@ -287,3 +287,21 @@ func (g *clockGroup) reportSteps(p *pacedLoad, reset time.Time) {
 	p.rep.Note("leadership from the first step to %v after the reset: %s", time.Since(reset).Round(100*time.Millisecond), desc)
 	p.rep.Note("refused sends (the checker holds each to not stored): %s", v.refusals(g.started))
 }
+
+// repeatEvery calls f(0), f(1), … one interval apart, each after waiting d,
+// on a goroutine counted in wg, until stop is closed: the clock scenarios'
+// senders, lock askers and watchers.
+func repeatEvery(wg *sync.WaitGroup, stop <-chan struct{}, d time.Duration, f func(i int)) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(d):
+			}
+			f(i)
+		}
+	}()
+}

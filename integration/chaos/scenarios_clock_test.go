@@ -108,54 +108,38 @@ func TestC1LockExpiryUnderClockJumps(t *testing.T) {
 		stopA, stopB := make(chan struct{}), make(chan struct{})
 		var wg sync.WaitGroup
 		var aRefused, bTries atomic.Int64
-		wg.Add(1)
-		go func() { // A renews every 2 s (the Go client every 20 s, 30 s stale)
-			defer wg.Done()
-			for {
-				select {
-				case <-stopA:
-					return
-				case <-time.After(2 * time.Second):
-				}
-				if got, err := lock(g.leader(), "A"); err == nil && len(got) == len(mqs) {
-					lastRenew.Store(time.Now().UnixNano())
-				} else {
-					aRefused.Add(1)
-				}
+		// A renews every 2 s (the Go client every 20 s, 30 s stale).
+		repeatEvery(&wg, stopA, 2*time.Second, func(int) {
+			if got, err := lock(g.leader(), "A"); err == nil && len(got) == len(mqs) {
+				lastRenew.Store(time.Now().UnixNano())
+			} else {
+				aRefused.Add(1)
 			}
-		}()
+		})
 		var bMu sync.Mutex
 		var bGrant time.Time
 		var bGrantWhileA []string
 		aLive := atomic.Bool{}
 		aLive.Store(true)
-		wg.Add(1)
-		go func() { // B asks every 300 ms, at the leader and at a follower in turn
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stopB:
-					return
-				case <-time.After(300 * time.Millisecond):
-				}
-				at := g.leader()
-				if i%2 == 1 {
-					at = g.follower()
-				}
-				bTries.Add(1)
-				got, err := lock(at, "B")
-				if err != nil || len(got) == 0 {
-					continue
-				}
-				bMu.Lock()
-				if aLive.Load() {
-					bGrantWhileA = append(bGrantWhileA, fmt.Sprintf("%s via %s: %v", time.Now().Format("15:04:05.000"), at, got))
-				} else if bGrant.IsZero() {
-					bGrant = time.Now()
-				}
-				bMu.Unlock()
+		// B asks every 300 ms, at the leader and at a follower in turn.
+		repeatEvery(&wg, stopB, 300*time.Millisecond, func(i int) {
+			at := g.leader()
+			if i%2 == 1 {
+				at = g.follower()
 			}
-		}()
+			bTries.Add(1)
+			got, err := lock(at, "B")
+			if err != nil || len(got) == 0 {
+				return
+			}
+			bMu.Lock()
+			if aLive.Load() {
+				bGrantWhileA = append(bGrantWhileA, fmt.Sprintf("%s via %s: %v", time.Now().Format("15:04:05.000"), at, got))
+			} else if bGrant.IsZero() {
+				bGrant = time.Now()
+			}
+			bMu.Unlock()
+		})
 		l := g.leader()
 		for _, d := range []time.Duration{clockStep, -2 * clockStep, clockStep} {
 			g.jump(rep, l, "leader", d)
@@ -229,67 +213,49 @@ func TestC2DelayLevelsUnderClockJumps(t *testing.T) {
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		var sendErrs atomic.Int64
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				case <-time.After(200 * time.Millisecond):
-				}
-				id := fmt.Sprintf("C2-%05d", i)
-				at := time.Now()
-				ext := clockSendExt(topic, int32(i%4), "C2p", id, map[string]string{store.PropertyDelayLevel: "2"})
-				if _, err := g.send(g.leader(), ext, id); err != nil {
-					sendErrs.Add(1)
-					continue
-				}
-				mu.Lock()
-				sent[id] = delayed{sent: at, phase: phase.Load().(string)}
-				mu.Unlock()
+		repeatEvery(&wg, stop, 200*time.Millisecond, func(i int) {
+			id := fmt.Sprintf("C2-%05d", i)
+			at := time.Now()
+			ext := clockSendExt(topic, int32(i%4), "C2p", id, map[string]string{store.PropertyDelayLevel: "2"})
+			if _, err := g.send(g.leader(), ext, id); err != nil {
+				sendErrs.Add(1)
+				return
 			}
-		}()
+			mu.Lock()
+			sent[id] = delayed{sent: at, phase: phase.Load().(string)}
+			mu.Unlock()
+		})
 		// The watcher: when each message first shows in its real topic.
 		seen := map[string]time.Time{}
 		dup := map[string]int{}
-		wg.Add(1)
 		stopWatch := make(chan struct{})
-		go func() {
-			defer wg.Done()
-			next := map[int32]int64{}
-			for {
-				select {
-				case <-stopWatch:
-					return
-				case <-time.After(50 * time.Millisecond):
-				}
-				n := g.c.Leader()
-				if n == nil {
+		next := map[int32]int64{}
+		repeatEvery(&wg, stopWatch, 50*time.Millisecond, func(int) {
+			n := g.c.Leader()
+			if n == nil {
+				return
+			}
+			for q := range int32(4) {
+				msgs, err := g.readQueueAt(n.ID, topic, q)
+				if err != nil {
 					continue
 				}
-				for q := range int32(4) {
-					msgs, err := g.readQueueAt(n.ID, topic, q)
-					if err != nil {
+				now := time.Now()
+				for _, m := range msgs {
+					if m.offset < next[q] {
 						continue
 					}
-					now := time.Now()
-					for _, m := range msgs {
-						if m.offset < next[q] {
-							continue
-						}
-						next[q] = m.offset + 1
-						mu.Lock()
-						if _, ok := seen[m.body]; ok {
-							dup[m.body]++
-						} else {
-							seen[m.body] = now
-						}
-						mu.Unlock()
+					next[q] = m.offset + 1
+					mu.Lock()
+					if _, ok := seen[m.body]; ok {
+						dup[m.body]++
+					} else {
+						seen[m.body] = now
 					}
+					mu.Unlock()
 				}
 			}
-		}()
+		})
 		time.Sleep(6 * time.Second)
 		l := g.leader()
 		for _, s := range []struct {
@@ -728,21 +694,12 @@ func TestC5StoreTimestampsUnderClockJumps(t *testing.T) {
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		var sendErrs atomic.Int64
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				case <-time.After(20 * time.Millisecond):
-				}
-				id := fmt.Sprintf("C5-%05d", i)
-				if _, err := g.send(g.leader(), clockSendExt(topic, 0, "C5p", id, nil), id); err != nil {
-					sendErrs.Add(1)
-				}
+		repeatEvery(&wg, stop, 20*time.Millisecond, func(i int) {
+			id := fmt.Sprintf("C5-%05d", i)
+			if _, err := g.send(g.leader(), clockSendExt(topic, 0, "C5p", id, nil), id); err != nil {
+				sendErrs.Add(1)
 			}
-		}()
+		})
 		time.Sleep(3 * time.Second)
 		l := g.leader()
 		g.jump(rep, l, "leader", -clockStep)
