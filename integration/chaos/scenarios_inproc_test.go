@@ -13,7 +13,7 @@ import (
 )
 
 // TestD1FsyncErrorLeader: the leader's raft log starts failing every write
-// while four producers send. The leader must stop leading at its next write,
+// while the paced load (45 % of the measured maximum) sends. The leader must stop leading at its next write,
 // another node must take over, nothing the failing leader refused may be
 // stored, and once the disk heals the old leader catches up to identical
 // bytes. Default raft timings (1 s), so the figures are the real ones.
@@ -25,8 +25,10 @@ func TestD1FsyncErrorLeader(t *testing.T) {
 	c := testcluster.New(t, 3, testcluster.Options{Configure: faults.Configure, Logger: inprocLogger()})
 	topic := "ChaosD1"
 	c.CreateTopic(topic, 4)
-	w := startInproc(c, topic, 4, 4, 10*time.Millisecond)
-	defer w.Stop()
+	// At load: 45 % of the group's measured maximum durable rate (pacedload_test.go).
+	load := startPacedLoad(t, c, &rep, topic, 4)
+	defer load.stop()
+	w := load.paced
 	if !w.waitAcks(start, 100, 20*time.Second) {
 		t.Fatal("D1: workload never acked 100 sends")
 	}
@@ -123,8 +125,8 @@ func TestD1FsyncErrorLeader(t *testing.T) {
 	inprocFinish(t, c, w, &rep, start)
 }
 
-// TestD2PowerLoss: every node loses power at the same instant while four
-// producers send: raft-wal writes not yet fsynced are undone (the leader's
+// TestD2PowerLoss: every node loses power at the same instant while the
+// paced load (45 % of the measured maximum) sends: raft-wal writes not yet fsynced are undone (the leader's
 // cut lands inside the fsync of a batch), CommitLog bytes past the store's
 // flushed offset are zeroed, checkpoints are the ones on disk at the cut.
 // All three restart: every acked message must be at its acked offset exactly
@@ -157,8 +159,11 @@ func runD2(t *testing.T, mode string) {
 	c := testcluster.New(t, 3, opts)
 	topic := "ChaosD2"
 	c.CreateTopic(topic, 4)
-	w := startInproc(c, topic, 4, 4, 10*time.Millisecond)
-	defer w.Stop()
+	// At load: 45 % of the group's measured maximum durable rate
+	// (pacedload_test.go), so the power cut lands in a busy fsync.
+	load := startPacedLoad(t, c, &rep, topic, 4)
+	defer load.stop()
+	w := load.paced
 	if !w.waitAcks(start, 100, 20*time.Second) {
 		t.Fatal("D2: workload never acked 100 sends")
 	}
