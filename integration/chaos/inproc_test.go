@@ -87,15 +87,6 @@ type inprocWorkload struct {
 	lastErr    atomic.Value
 }
 
-func startInproc(c *testcluster.Cluster, topic string, queues int32, producers int, interval time.Duration) *inprocWorkload {
-	w := &inprocWorkload{c: c, h: &History{}, topic: topic, queues: queues, stop: make(chan struct{})}
-	for p := range producers {
-		w.wg.Add(1)
-		go func() { defer w.wg.Done(); w.produce(p, interval) }()
-	}
-	return w
-}
-
 func (w *inprocWorkload) produce(p int, interval time.Duration) {
 	client := fmt.Sprintf("p%d", p)
 	for k := 0; ; k++ {
