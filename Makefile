@@ -112,7 +112,7 @@ integration-dashboard: build
 # Java producers. chaos-short: the CI subset (K1 with 3 kills, N1, D1, D4, B2 and B2 with ACL on, R2; 3 minutes).
 chaos: build chaos-java
 	rm -f integration/chaos/report.txt
-	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_CHAOS_JAVA=$(CURDIR)/$(CHAOS_JAVA) ROCKETRAFT_CHAOS=full ROCKETRAFT_CHAOS_REPORT=report.txt $(GO) test -count=1 -timeout 40m -v ./integration/chaos/
+	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_CHAOS_JAVA=$(CURDIR)/$(CHAOS_JAVA) ROCKETRAFT_CHAOS=full ROCKETRAFT_CHAOS_REPORT=report.txt $(GO) test -count=1 -timeout 90m -v ./integration/chaos/
 
 # chaos-java: the Java producers of every scenario's background load (integration/java/chaosload,
 # rocketmq-client 4.9.8 from Maven Central; offline once ~/.m2 holds it) into $(CHAOS_JAVA).
