@@ -107,7 +107,7 @@ integration-java-pending: build
 integration-dashboard: build
 	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) MVN=$(MVN) integration/ecosystem/run.sh
 
-# chaos: the whole fault matrix of docs/reliability.md (about 15 minutes here, estimated; report in
+# chaos: the whole fault matrix of docs/reliability.md (about 45 minutes here; report in
 # integration/chaos/report.txt), every process-based scenario beside a background load of Go and
 # Java producers. chaos-short: the CI subset (K1 with 3 kills, N1, D1, D4, B2 and B2 with ACL on, R2; 3 minutes).
 chaos: build chaos-java

@@ -42,6 +42,8 @@ type RaftConfig struct {
 	TrailingLogs       uint64        // raftTrailingLogs, entries kept after a snapshot
 	LogStore           LogStoreKind  // raftLogStore
 	MaxAppendEntries   int           // raftMaxAppendEntries
+	// DiskStallTimeout (raftDiskStallTimeout): 0 = automatic, negative = off.
+	DiskStallTimeout time.Duration
 }
 
 // GroupCommitConfig bounds the proposer that coalesces concurrent sends into one

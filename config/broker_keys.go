@@ -26,6 +26,9 @@ const (
 	// maxGroupCommitBytes keeps one raft entry well under what a follower can
 	// receive and fsync in one heartbeat.
 	maxGroupCommitBytes = 64 << 20
+	// minDiskStallTimeout: below it the disk guard would fence a leader whose
+	// fsyncs are only slow (D7 measured 20–50 ms added per fsync under load).
+	minDiskStallTimeout = 500 * time.Millisecond
 	// maxIndexFileSize: IndexFile positions are 32-bit in RocketMQ's layout.
 	maxIndexFileSize = 1<<31 - 1
 	indexHeaderSize  = 40
@@ -580,6 +583,37 @@ var brokerKeys = []keySpec[Broker]{
 		},
 		get:   func(b *Broker) string { return itoa(b.Raft.MaxAppendEntries) },
 		check: func(b *Broker) string { return intRule(int64(b.Raft.MaxAppendEntries), 1, 1024) },
+	},
+	{
+		// The disk guard (broker/node/diskguard.go, chaos D8): a leader whose raft
+		// log write or CommitLog append hangs this long stops answering its
+		// followers, so they elect a leader with a working disk.
+		name: "raftDiskStallTimeout", doc: "A leader whose raft log write or CommitLog append has hung this long fences its raft RPCs so the followers elect another leader; 0s = max(2×raftHeartbeatTimeout, 2s), off disables; at least 500ms.",
+		set: func(b *Broker, s string) error {
+			if strings.TrimSpace(s) == "off" {
+				b.Raft.DiskStallTimeout = -1
+				return nil
+			}
+			d, err := parseDuration(s, false)
+			if err != nil {
+				return errors.New(`must be a duration with a unit ("0s", "3s") or off`)
+			}
+			b.Raft.DiskStallTimeout = d
+			return nil
+		},
+		get: func(b *Broker) string {
+			if b.Raft.DiskStallTimeout < 0 {
+				return "off"
+			}
+			return b.Raft.DiskStallTimeout.String()
+		},
+		check: func(b *Broker) string {
+			if d := b.Raft.DiskStallTimeout; d > 0 && d < minDiskStallTimeout {
+				return "must be 0s (automatic), off, or at least " + minDiskStallTimeout.String() +
+					" (an fsync under load takes hundreds of milliseconds; a healthy leader must not be fenced)"
+			}
+			return ""
+		},
 	},
 
 	// Group commit (our own keys).

@@ -94,6 +94,8 @@ func TestEachRule(t *testing.T) {
 		{"raftTrailingLogs=-5", "raftTrailingLogs", "-5", "must be 0.."},
 		{"raftLogStore=rocksdb", "raftLogStore", "rocksdb", "must be wal or boltdb"},
 		{"raftMaxAppendEntries=1025", "raftMaxAppendEntries", "1025", "must be 1..1024"},
+		{"raftDiskStallTimeout=100ms", "raftDiskStallTimeout", "100ms", "must be 0s (automatic), off, or at least 500ms"},
+		{"raftDiskStallTimeout=never", "raftDiskStallTimeout", "never", `must be a duration with a unit ("0s", "3s") or off`},
 		{"groupCommitMaxBytes=1048576", "groupCommitMaxBytes", "1048576", "must be at least maxMessageSize (4194304)"},
 		{"groupCommitMaxMessages=0", "groupCommitMaxMessages", "0", "must be 1.."},
 		{"groupCommitMaxPending=10", "groupCommitMaxPending", "10", "must be at least groupCommitMaxMessages (1024)"},

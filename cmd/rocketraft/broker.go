@@ -97,6 +97,7 @@ func nodeConfig(cfg config.Broker, log hclog.Logger) (node.Config, error) {
 		SnapshotInterval:   cfg.Raft.SnapshotInterval,
 		SnapshotThreshold:  cfg.Raft.SnapshotThreshold,
 		TrailingLogs:       cfg.Raft.TrailingLogs,
+		DiskStallTimeout:   cfg.Raft.DiskStallTimeout,
 		Proposer: node.ProposerConfig{
 			MaxBatchBytes:    cfg.GroupCommit.MaxBytes,
 			MaxBatchMessages: cfg.GroupCommit.MaxMessages,

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+
+	"github.com/rocketraft/rocketraft/config"
+)
+
+// raftDiskStallTimeout reaches the node's disk guard: a duration as given,
+// off as negative (disabled), 0s as 0 (the node's automatic default).
+func TestRaftDiskStallTimeoutReachesTheNode(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  time.Duration
+	}{{"3s", 3 * time.Second}, {"off", -1}, {"0s", 0}} {
+		conf := "storePathRootDir=" + t.TempDir() + "\nadminListen=\nraftDiskStallTimeout=" + tc.value + "\n"
+		cfg, err := config.ParseBroker([]byte(conf), config.FormatProperties)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.value, err)
+		}
+		ncfg, err := nodeConfig(cfg, hclog.NewNullLogger())
+		if err != nil {
+			t.Fatalf("%s: nodeConfig: %v", tc.value, err)
+		}
+		_ = ncfg.Transport.(*raft.NetworkTransport).Close()
+		if ncfg.DiskStallTimeout != tc.want {
+			t.Errorf("raftDiskStallTimeout=%s: node DiskStallTimeout %v, want %v", tc.value, ncfg.DiskStallTimeout, tc.want)
+		}
+	}
+}
