@@ -76,6 +76,10 @@
 //     return it unwrapped, except that raft-wal v0.4.2 keeps serving entries
 //     deleted from the front while they sit in the open tail segment; walStore
 //     bounds-checks GetLog against FirstIndex to close that gap.
+//   - A failed raft-wal segment rotation (ENOSPC creating the next segment)
+//     leaves raft-wal refusing every append with ErrSealed until it is opened
+//     again; walStore reopens it on that error and retries the append
+//     (TestWALStoreRecoversFromFailedRotation).
 //   - StableStore: GetUint64 of a missing key returns (0, nil); Get of a missing key
 //     returns (nil, ErrKeyNotFound), whose text is exactly "not found" because raft
 //     v1.7.3 compares err.Error() == "not found" (NewRaft, HasExistingState,

@@ -164,17 +164,16 @@ func openLogBackend(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.L
 		if err := os.MkdirAll(walDir, 0o750); err != nil {
 			return nil, nil, fmt.Errorf("create wal dir %s: %w", walDir, err)
 		}
-		var w *wal.WAL
-		var err error
-		if vfs != nil {
-			w, err = wal.Open(walDir, wal.WithSegmentFiler(segment.NewFiler(walDir, vfs)), wal.WithLogger(logger.Named("wal")))
-		} else {
-			w, err = wal.Open(walDir, wal.WithLogger(logger.Named("wal")))
+		open := func(meta types.MetaStore) (*wal.WAL, error) {
+			if vfs != nil {
+				return wal.Open(walDir, wal.WithMetaStore(meta), wal.WithSegmentFiler(segment.NewFiler(walDir, vfs)), wal.WithLogger(logger.Named("wal")))
+			}
+			return wal.Open(walDir, wal.WithMetaStore(meta), wal.WithLogger(logger.Named("wal")))
 		}
+		ws, err := newWALStore(open, logger)
 		if err != nil {
 			return nil, nil, fmt.Errorf("open wal %s: %w", walDir, err)
 		}
-		ws := &walStore{w: w}
 		return ws, ws, nil
 	case LogStoreBoltDB:
 		path := filepath.Join(dir, BoltLogFileName)

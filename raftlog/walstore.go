@@ -1,8 +1,17 @@
 package raftlog
 
 import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
+	"github.com/hashicorp/raft-wal/types"
 )
 
 // walStore is raft-wal with one correction: GetLog of an index below FirstIndex
@@ -19,32 +28,169 @@ import (
 //
 // raft-wal already returns raft.ErrLogNotFound itself (types.ErrNotFound is the
 // same variable) for indexes past the end and in deleted sealed segments.
+//
+// And one repair: a segment rotation that failed leaves raft-wal wedged until
+// the process restarts. raft-wal v0.4.2 rotates in the background once the tail
+// fills; if creating the next segment file fails (ENOSPC while preallocating
+// it: chaos D5), it only logs the error, keeps the sealed tail as its tail, and
+// every later StoreLogs fails with types.ErrSealed — for good, even after the
+// disk has room again. StoreLogs treats ErrSealed as that wedge: it closes the
+// WAL and opens it again, whose recovery creates the missing segment (raft-wal
+// committed it to its metadata before trying to create the file), and retries
+// the append once. While the reopen fails (the disk is still full) every call
+// fails with ErrWALUnavailable and the next StoreLogs tries again; raft treats
+// those as the failed writes they are (a leader steps down, a follower rejects
+// the append). A rotation whose metadata commit failed instead leaves a tail
+// that recovery still sees as sealed; that case remains a restart-and-repair
+// one (docs/reliability.md, D5).
 type walStore struct {
-	w *wal.WAL
+	open func(meta types.MetaStore) (*wal.WAL, error)
+	// meta is raft-wal's metadata DB, kept open across reopens: a failed
+	// wal.Open does not close the one it opened, and the next Open would then
+	// wait forever on that file's lock.
+	meta *metadb.BoltMetaDB
+	log  hclog.Logger
+
+	// mu: every call holds it shared; a reopen holds it exclusively, so no call
+	// is inside the WAL while it is closed and replaced.
+	mu sync.RWMutex
+	w  *wal.WAL // nil while a reopen has failed
+	// nextTry: after a failed reopen the next is not tried before it (each
+	// failed wal.Open also leaves its sealed segments' readers open).
+	nextTry time.Time
+	// reopens counts successful reopens (tests, and the log line).
+	reopens atomic.Uint64
 }
+
+// reopenBackoff spaces reopen attempts while the disk stays full.
+const reopenBackoff = time.Second
+
+// ErrWALUnavailable is returned by every call on the raft-wal log store while
+// it could not be reopened after a failed segment rotation.
+var ErrWALUnavailable = errors.New("raftlog: raft-wal is being reopened after a failed segment rotation")
 
 var (
 	_ raft.LogStore          = (*walStore)(nil)
 	_ raft.MonotonicLogStore = (*walStore)(nil)
 )
 
-func (s *walStore) GetLog(index uint64, log *raft.Log) error {
-	first, err := s.w.FirstIndex()
+// newWALStore opens the WAL with open, which the store also calls to reopen
+// it; open must pass meta to wal.Open (wal.WithMetaStore).
+func newWALStore(open func(meta types.MetaStore) (*wal.WAL, error), log hclog.Logger) (*walStore, error) {
+	s := &walStore{open: open, meta: &metadb.BoltMetaDB{}, log: log}
+	w, err := open(keptOpen{s.meta})
 	if err != nil {
-		return err
+		_ = s.meta.Close()
+		return nil, err
 	}
-	// A concurrent DeleteRange between this check and the read is harmless: the
-	// read is then ordered before the delete.
-	if first == 0 || index < first {
-		return raft.ErrLogNotFound
-	}
-	return s.w.GetLog(index, log)
+	s.w = w
+	return s, nil
 }
 
-func (s *walStore) FirstIndex() (uint64, error)       { return s.w.FirstIndex() }
-func (s *walStore) LastIndex() (uint64, error)        { return s.w.LastIndex() }
-func (s *walStore) StoreLog(log *raft.Log) error      { return s.w.StoreLog(log) }
-func (s *walStore) StoreLogs(logs []*raft.Log) error  { return s.w.StoreLogs(logs) }
-func (s *walStore) DeleteRange(min, max uint64) error { return s.w.DeleteRange(min, max) }
-func (s *walStore) IsMonotonic() bool                 { return s.w.IsMonotonic() }
-func (s *walStore) Close() error                      { return s.w.Close() }
+// keptOpen is the meta DB as a WAL sees it: closing the WAL leaves it open for
+// the next one; walStore.Close closes it.
+type keptOpen struct{ *metadb.BoltMetaDB }
+
+func (keptOpen) Close() error { return nil }
+
+// with runs f on the open WAL under the shared lock.
+func (s *walStore) with(f func(w *wal.WAL) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.w == nil {
+		return ErrWALUnavailable
+	}
+	return f(s.w)
+}
+
+func (s *walStore) GetLog(index uint64, log *raft.Log) error {
+	return s.with(func(w *wal.WAL) error {
+		first, err := w.FirstIndex()
+		if err != nil {
+			return err
+		}
+		// A concurrent DeleteRange between this check and the read is harmless: the
+		// read is then ordered before the delete.
+		if first == 0 || index < first {
+			return raft.ErrLogNotFound
+		}
+		return w.GetLog(index, log)
+	})
+}
+
+func (s *walStore) FirstIndex() (uint64, error) {
+	var i uint64
+	err := s.with(func(w *wal.WAL) (err error) { i, err = w.FirstIndex(); return })
+	return i, err
+}
+
+func (s *walStore) LastIndex() (uint64, error) {
+	var i uint64
+	err := s.with(func(w *wal.WAL) (err error) { i, err = w.LastIndex(); return })
+	return i, err
+}
+
+func (s *walStore) StoreLog(log *raft.Log) error { return s.StoreLogs([]*raft.Log{log}) }
+
+func (s *walStore) StoreLogs(logs []*raft.Log) error {
+	var wedged *wal.WAL
+	err := s.with(func(w *wal.WAL) error {
+		err := w.StoreLogs(logs)
+		if errors.Is(err, types.ErrSealed) {
+			wedged = w
+		}
+		return err
+	})
+	if wedged == nil && !errors.Is(err, ErrWALUnavailable) {
+		return err
+	}
+	if rerr := s.reopen(wedged); rerr != nil {
+		return fmt.Errorf("%w; reopening raft-wal: %w", err, rerr)
+	}
+	return s.with(func(w *wal.WAL) error { return w.StoreLogs(logs) })
+}
+
+// reopen replaces old (nil: none is open) with a freshly opened WAL, unless
+// another call has replaced it already.
+func (s *walStore) reopen(old *wal.WAL) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.w != old {
+		return nil
+	}
+	if old != nil {
+		s.w = nil
+		if err := old.Close(); err != nil {
+			s.log.Warn("closing the wedged raft-wal", "error", err)
+		}
+	} else if time.Now().Before(s.nextTry) {
+		return errors.New("waiting before the next attempt")
+	}
+	w, err := s.open(keptOpen{s.meta})
+	if err != nil {
+		s.nextTry = time.Now().Add(reopenBackoff)
+		s.log.Error("reopening raft-wal after a failed segment rotation", "error", err)
+		return err
+	}
+	s.w = w
+	n := s.reopens.Add(1)
+	s.log.Warn("reopened raft-wal after a failed segment rotation", "reopens", n)
+	return nil
+}
+
+func (s *walStore) DeleteRange(min, max uint64) error {
+	return s.with(func(w *wal.WAL) error { return w.DeleteRange(min, max) })
+}
+
+func (s *walStore) IsMonotonic() bool { return true }
+
+func (s *walStore) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var err error
+	if s.w != nil {
+		err = s.w.Close()
+		s.w = nil
+	}
+	return errors.Join(err, s.meta.Close())
+}
