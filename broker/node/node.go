@@ -129,7 +129,7 @@ func Open(cfg Config) (*Node, error) {
 	notify := make(chan bool, 16)
 	rc := cfg.raftConfig()
 	rc.NotifyCh = notify
-	trans := cfg.Transport
+	var trans raft.Transport = drainedTransport{Transport: cfg.Transport}
 	if guard.enabled() {
 		trans = fencedTransport{Transport: trans, g: guard}
 	}
