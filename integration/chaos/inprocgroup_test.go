@@ -174,3 +174,16 @@ func (g *inprocGroup) storedBy(op SendOp) raft.ServerID {
 	}
 	return ""
 }
+
+// unattributed counts the acked sends storedBy cannot name a node for.
+func (g *inprocGroup) unattributed(sends []SendOp) (n int, first string) {
+	for _, op := range sends {
+		if op.Outcome == OK && g.storedBy(op) == "" {
+			if n == 0 {
+				first = fmt.Sprintf("%s %s msgId %q", op.Client, op.ID, op.BrokerMsgID)
+			}
+			n++
+		}
+	}
+	return n, first
+}
