@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/netip"
 	"strconv"
 	"sync"
 	"testing"
@@ -160,16 +159,17 @@ func (g *inprocGroup) createTopic(topic string, queues int32) {
 	g.t.Fatalf("create topic %s: %s", topic, last)
 }
 
-// storedBy is the node whose leadership stored an acked send (the STOREHOST
-// of its offset msgId: the broker that proposed the entry), "" if unknown.
+// storedBy is the node whose leadership stored an acked send, "" if
+// unknown: the STOREHOST of its offset msgId is the proposing node's, which
+// testcluster sets per member (Member.StoreHost), not the broker's address.
 func (g *inprocGroup) storedBy(op SendOp) raft.ServerID {
 	host, _, err := store.ParseOffsetMsgID(op.BrokerMsgID)
 	if err != nil {
 		return ""
 	}
-	for id, addr := range g.addrs {
-		if ap, err := netip.ParseAddrPort(addr); err == nil && ap == host {
-			return id
+	for _, m := range g.c.Members() {
+		if m.StoreHost == host {
+			return m.ID
 		}
 	}
 	return ""
