@@ -102,15 +102,9 @@ func (g *inprocGroup) startBroker(id raft.ServerID) {
 	if err != nil {
 		g.t.Fatal(err)
 	}
-	// The port was free a moment ago (or held by the broker closed before
-	// this one): a few tries cover a close still releasing it.
-	for try := 0; ; try++ {
-		if err = b.Start(); err == nil || try == 20 {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil {
+	// The port is free: reserved at the start, or released by the Close of
+	// the broker before this one (Go listens with SO_REUSEADDR).
+	if err := b.Start(); err != nil {
 		g.t.Fatalf("start broker on %s: %v", id, err)
 	}
 	g.mu.Lock()
