@@ -93,7 +93,7 @@ func inprocFinish(t *testing.T, g *inprocGroup, p *pacedLoad, rep *Report, start
 	got := Check(p.h, logs, drain)
 	if n, example := g.unattributed(p.h.Sends()); n > 0 {
 		// D1's, D8's and D9's checks of who acknowledged read the STOREHOST.
-		rep.Fail("%d acks whose offset msgId names no node's broker (first: %s)", n, example)
+		rep.Fail("%d acks whose offset msgId names no node's STOREHOST (first: %s)", n, example)
 	}
 	got.Replicas = len(c.Members())
 	got.Scenario, got.Seed, got.Faults = rep.Scenario, rep.Seed, rep.Faults
