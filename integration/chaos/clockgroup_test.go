@@ -3,7 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"net"
+
 	"strconv"
 	"sync"
 	"testing"
@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/rocketraft/rocketraft/broker"
-	"github.com/rocketraft/rocketraft/broker/replica"
 	"github.com/rocketraft/rocketraft/internal/testcluster"
 	"github.com/rocketraft/rocketraft/store"
 	"github.com/rocketraft/rocketraft/transport"
@@ -22,9 +21,9 @@ import (
 // manager, schedule, transaction check-back, retention), which run inside a
 // node: so, like D1 and D2, they run in the test process. clockGroup is a
 // testcluster group with a jumpable wall clock per node (testcluster.Clocks)
-// and a real broker on every node, served over loopback TCP; the test talks
-// to the brokers with the project's transport client, as a RocketMQ client
-// would.
+// and the inprocGroup's real broker on every node, served over loopback TCP;
+// the test talks to the brokers with the project's transport client, as a
+// RocketMQ client would, and the load is the real clients'.
 
 // clockGroupOptions shape a clock scenario's group.
 type clockGroupOptions struct {
@@ -34,15 +33,13 @@ type clockGroupOptions struct {
 }
 
 type clockGroup struct {
-	t      *testing.T
-	c      *testcluster.Cluster
+	// inprocGroup is the nameserver and the brokers on the nodes, which the
+	// real-client load and the scenario's own requests use.
+	*inprocGroup
 	clocks *testcluster.Clocks
-	addrs  map[raft.ServerID]string
 	tc     *transport.Client
 	// started is when the group was started.
 	started time.Time
-	// brokers are closed by closeBrokers, before the nodes stop.
-	brokers []*broker.Broker
 
 	mu sync.Mutex
 	// checks are the CHECK_TRANSACTION_STATE requests the producer connection
@@ -70,47 +67,13 @@ func startClockGroup(t *testing.T, opts clockGroupOptions) *clockGroup {
 	started := time.Now()
 	clocks := testcluster.NewClocks(nil)
 	c := testcluster.New(t, 3, testcluster.Options{Configure: clocks.Configure, Logger: inprocLogger(), Store: opts.Store})
-	g := &clockGroup{t: t, c: c, clocks: clocks, addrs: map[raft.ServerID]string{}, started: started}
+	g := &clockGroup{clocks: clocks, started: started}
 	g.tc = transport.NewClient(transport.ClientConfig{DialTimeout: time.Second, OnRequest: transport.HandlerFunc(g.onRequest)})
 	t.Cleanup(func() { _ = g.tc.Close() })
-	var peers []broker.Peer
-	for _, m := range c.Members() {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		g.addrs[m.ID] = ln.Addr().String()
-		_ = ln.Close()
-		peers = append(peers, broker.Peer{ID: string(m.ID), ClientAddr: g.addrs[m.ID]})
-	}
-	for i, m := range c.Members() {
-		cfg := broker.Config{ClusterName: "chaos", BrokerName: "broker-a", ListenAddr: g.addrs[m.ID], ClientAddr: g.addrs[m.ID],
-			SelfID: string(m.ID), SelfIndex: i, Peers: peers, MaxMessageSize: 4 << 20, AutoCreateTopicEnable: true,
-			Logger: inprocLogger().Named(string(m.ID))}
-		if opts.Broker != nil {
-			opts.Broker(&cfg)
-		}
-		b, err := broker.New(cfg, m.Node().Store(), replica.NewNode(m.Node(), replica.NodeOptions{}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Start(); err != nil {
-			t.Fatal(err)
-		}
-		g.brokers = append(g.brokers, b)
-	}
-	t.Cleanup(g.closeBrokers) // before the group closes its nodes (last in, first out)
+	g.inprocGroup = startInprocGroup(t, c, opts.Broker)
 	g.leaders = watchLeaders(c)
 	t.Cleanup(g.leaders.stop)
 	return g
-}
-
-// closeBrokers closes every broker; safe to call twice.
-func (g *clockGroup) closeBrokers() {
-	for _, b := range g.brokers {
-		_ = b.Close()
-	}
-	g.brokers = nil
 }
 
 func (g *clockGroup) onRequest(_ context.Context, _ *transport.Conn, req *transport.Command) *transport.Command {

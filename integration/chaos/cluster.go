@@ -262,6 +262,26 @@ func newCluster(opts Options) (*Cluster, error) {
 	return c, nil
 }
 
+// AttachCluster is a Cluster over a group the harness did not start: the
+// in-process scenarios' brokers, which run in the test process on loopback
+// (integration/chaos's _test.go files). Only what the workload, the load and
+// the Java producers use is there: the nameserver, the nodes' IDs and client
+// addresses, and a client; it has no processes, proxies or data dirs, and
+// StopAll only closes the client. nodes[i].Index must be i.
+func AttachCluster(nsAddr string, nodes []Node, log hclog.Logger) *Cluster {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	c := &Cluster{opts: Options{Nodes: len(nodes), Logger: log}, log: log, NSAddr: nsAddr}
+	for i := range nodes {
+		n := nodes[i]
+		c.Nodes = append(c.Nodes, &n)
+	}
+	c.TC = transport.NewClient(transport.ClientConfig{DialTimeout: time.Second})
+	c.nsClient = nameserver.NewClient(c.TC)
+	return c
+}
+
 // Dir is the cluster's root directory (configs, logs, data dirs).
 func (c *Cluster) Dir() string { return c.opts.Dir }
 

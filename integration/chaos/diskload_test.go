@@ -15,8 +15,9 @@ import (
 // The disk-at-load scenarios (D7–D9, scenarios_diskload_test.go) run an
 // in-process group over loopback TCP with a testcluster.Disk under every
 // node (raft log segments and CommitLog), because the faults sit under the
-// node's files where a separate process cannot be reached. Their load is the
-// paced load of pacedload_test.go.
+// node's files where a separate process cannot be reached. A real broker
+// serves every node (inprocGroup) and their load is the real clients' paced
+// load of pacedload_test.go.
 
 const (
 	diskLoadTopic  = "ChaosDiskLoad"
@@ -41,17 +42,17 @@ func startDiskLoad(t *testing.T, scenario string) *diskLoad {
 	d.rep = Report{Scenario: scenario, Seed: d.start.UnixNano() % 1000}
 	d.disks = testcluster.NewDiskFaults(nil)
 	c := testcluster.New(t, 3, testcluster.Options{TCP: true, Configure: d.disks.Configure, Logger: inprocLogger()})
-	c.CreateTopic(diskLoadTopic, diskLoadQueues)
+	g := startInprocGroup(t, c, nil)
 	d.leaders = watchLeaders(c)
 	t.Cleanup(d.leaders.stop)
-	d.pacedLoad = startPacedLoad(t, c, &d.rep, diskLoadTopic, diskLoadQueues)
+	d.pacedLoad = startPacedLoad(t, g, &d.rep, diskLoadTopic, diskLoadQueues)
 	return d
 }
 
 // pick returns the ready leader and one follower.
 func (d *diskLoad) pick() (leader, follower *testcluster.Member) {
-	leader = d.c.WaitLeader(10 * time.Second)
-	for _, m := range d.c.Members() {
+	leader = d.g.c.WaitLeader(10 * time.Second)
+	for _, m := range d.g.c.Members() {
 		if m.ID != leader.ID {
 			return leader, m
 		}
@@ -63,7 +64,7 @@ func (d *diskLoad) pick() (leader, follower *testcluster.Member) {
 // waitCaughtUp waits until m applied what the leader had applied when called.
 func (d *diskLoad) waitCaughtUp(m *testcluster.Member, timeout time.Duration) (time.Duration, bool) {
 	begin := time.Now()
-	l := d.c.WaitLeader(timeout)
+	l := d.g.c.WaitLeader(timeout)
 	target := l.Node().State().AppliedIndex
 	for time.Since(begin) < timeout {
 		if n := m.Node(); n != nil && n.State().AppliedIndex >= target {
@@ -74,12 +75,11 @@ func (d *diskLoad) waitCaughtUp(m *testcluster.Member, timeout time.Duration) (t
 	return time.Since(begin), false
 }
 
-// finish stops the load and judges the run (inprocFinish: live byte
-// comparison, offline replicas, the checker).
+// finish stops the load and judges the run (inprocFinish: the drain, live
+// byte comparison, offline replicas, the checker).
 func (d *diskLoad) finish() {
-	d.pacedLoad.stop()
 	d.leaders.stop()
-	inprocFinish(d.t, d.c, d.paced, &d.rep, d.start)
+	inprocFinish(d.t, d.g, d.pacedLoad, &d.rep, d.start)
 }
 
 // leaderLog records every change of the ready leader (polled every 5 ms).

@@ -10,10 +10,10 @@
 // the processes of internal/proctest; free ports, starting, stopping and killing
 // processes and writing their config files come from proctest, shared with the
 // integration tests), the workload (workload.go, sender.go, reader.go), the
-// background load every process-based scenario runs beside it (load.go: Go,
-// raw and Java producers measured flat out, then paced to 45 % of that;
-// java.go runs integration/java/chaosload's JVM as a child process and turns
-// its lines into the History), the offline replica reader (replica.go) and
+// background load every scenario runs beside it (load.go: Go, raw and Java
+// producers measured flat out, then paced to 45 % of that; java.go runs
+// integration/java/chaosload's JVM as a child process and turns its lines
+// into the History), the offline replica reader (replica.go) and
 // the checker (history.go, checker.go, report.go). It talks to the code under test only over the wire (transport,
 // nameserver client, rocketmq-client-go) and reads stopped replicas' stores
 // offline with the store package; it must not import broker, broker/node or fsm,
@@ -58,10 +58,14 @@
 //	logs, _ := c.StopAndReadReplicas()
 //	rep := chaos.Check(w.History(), logs)
 //
-// The in-process scenarios (D1, D2, and the clock scenarios C1–C5, which run
-// a real broker on every node of an internal/testcluster group with a
-// steppable wall clock per node) import the node and broker packages from
-// their _test.go files only.
+// The in-process scenarios (D1, D2, the disk scenarios D7–D9 and the clock
+// scenarios C1–C5) inject their faults through internal/testcluster's seams
+// (raft log store, power-loss VFS, disk layer, a steppable wall clock per
+// node), so they run the group in the test process: a real broker on every
+// node and a nameserver, over loopback TCP, which the same Load reaches
+// through AttachCluster (a Cluster over addresses it did not start). They
+// import the node, broker and nameserver packages from their _test.go files
+// only.
 //
 // Scenarios live in the _test.go files and run only when ROCKETRAFT_CHAOS is set
 // ("short" for the CI subset, "full" for the whole matrix).

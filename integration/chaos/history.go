@@ -105,6 +105,20 @@ func (h *History) Reads() []ReadOp {
 	return append([]ReadOp(nil), h.reads...)
 }
 
+// AcksCalledSince counts the acknowledged sends called at or after t
+// (without copying the history: an in-process scenario polls it).
+func (h *History) AcksCalledSince(t time.Time) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, s := range h.sends {
+		if s.Outcome == OK && !s.Call.Before(t) {
+			n++
+		}
+	}
+	return n
+}
+
 // FirstAckAfter is the Return time of the first OK send whose Call is at or after
 // t, by a client whose name starts with clientPrefix; zero if none.
 func (h *History) FirstAckAfter(t time.Time, clientPrefix string) time.Time {

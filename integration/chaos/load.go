@@ -24,6 +24,9 @@ import (
 type LoadOptions struct {
 	Topic   string   // required
 	History *History // required: the scenario's history
+	// Queues the producers send to, round-robin (default 4: the queues an
+	// auto-created topic gets).
+	Queues int
 	// GoProducers (rocketmq-client-go, default 4) and RawProducers (RawSender,
 	// default 12).
 	GoProducers, RawProducers int
@@ -135,7 +138,7 @@ func StartLoad(ctx context.Context, c *Cluster, o LoadOptions) (*Load, error) {
 	l := &Load{opts: o, level: LoadLevel{Go: o.GoProducers, Raw: o.RawProducers, Bench: o.Bench, Alone: alone}}
 	var err error
 	// Interval 1 ns: flat out (the pacing loop never waits).
-	l.w, err = StartWorkload(ctx, c, WorkloadOptions{Topic: o.Topic, GoProducers: o.GoProducers,
+	l.w, err = StartWorkload(ctx, c, WorkloadOptions{Topic: o.Topic, Queues: o.Queues, GoProducers: o.GoProducers,
 		RawProducers: o.RawProducers, Interval: time.Nanosecond, History: o.History})
 	if err != nil {
 		return nil, err

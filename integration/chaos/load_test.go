@@ -259,11 +259,15 @@ func firstAcks(sends []SendOp, marks []time.Time, keep func(SendOp) bool) string
 
 // noteJava says what the Java producers did, or why they did not run.
 func (s *scenario) noteJava(sends []SendOp) {
-	if s.level.Java == 0 {
-		s.rep.Note("java producers: not run: %s", s.level.JavaSkipped)
-		return
+	s.rep.Note("%s", javaNote(s.level, s.load.Topic(), sends, s.faults))
+}
+
+// javaNote is the Java producers' attempts by outcome with their two most
+// common errors and their first ack after each fault, or why they did not run.
+func javaNote(level LoadLevel, topic string, sends []SendOp, faults []time.Time) string {
+	if level.Java == 0 {
+		return "java producers: not run: " + level.JavaSkipped
 	}
-	topic := s.load.Topic()
 	isJava := func(op SendOp) bool { return op.Queue.Topic == topic && strings.HasPrefix(op.Client, "java") }
 	var n [3]int
 	why := map[Outcome]map[string]int{Fail: {}, Unknown: {}}
@@ -276,11 +280,11 @@ func (s *scenario) noteJava(sends []SendOp) {
 		}
 	}
 	line := fmt.Sprintf("java producers (%d threads, rocketmq-client %s): attempts ok %d, refused %d%s, unknown %d%s",
-		s.level.Java, javaVersion(s.level.JavaVersion), n[OK], n[Fail], topKinds(why[Fail]), n[Unknown], topKinds(why[Unknown]))
-	if len(s.faults) > 0 {
-		line += "; fault → first java ack " + firstAcks(sends, s.faults, isJava)
+		level.Java, javaVersion(level.JavaVersion), n[OK], n[Fail], topKinds(why[Fail]), n[Unknown], topKinds(why[Unknown]))
+	if len(faults) > 0 {
+		line += "; fault → first java ack " + firstAcks(sends, faults, isJava)
 	}
-	s.rep.Note("%s", line)
+	return line
 }
 
 // storeHost is the node whose leadership stored an acked message, from the

@@ -1,128 +1,107 @@
 package chaos
 
 import (
+	"context"
 	"fmt"
-	"sync"
+	"strings"
 	"testing"
 	"time"
-
-	"github.com/rocketraft/rocketraft/internal/testcluster"
 )
 
-// A paced load is the measured-then-paced background load of the in-process
-// scenarios that run at load (D7–D9, C1–C5): in-process producers calling
-// node.Propose on the ready leader (one message per call, no retries, group
-// commit coalescing concurrent calls into multi-message entries), recorded in
-// one History the usual checker judges. As in the network scenarios, the
-// load first runs flat out to measure the maximum durable rate (an ack means
-// fsynced on a quorum), then is paced open loop at a share of it; under a
-// third fails the scenario.
+// A paced load is the background load of the in-process scenarios (D1, D2,
+// D7–D9, C1–C5): the same Load as the process-based scenarios' (load.go; 4
+// rocketmq-client-go, 12 raw and, where a JVM and the built module are
+// there, 4 Java rocketmq-client 4.9.8 producers), sending over loopback TCP
+// to the real brokers of the scenario's inprocGroup through its in-process
+// nameserver, recorded in one History the usual checker judges. As in the
+// network scenarios, it first runs flat out to measure the maximum durable
+// rate (an ack means fsynced on a quorum), then is paced to a share of it;
+// under a third fails the scenario.
 
+// pacedShare is the process scenarios' share (load_test.go), so the
+// in-process figures compare with theirs.
 const (
-	pacedFlatProducers = 16
-	// pacedProducers bounds the paced load's concurrency: enough for the
-	// target rate at 60 ms per send, the slowest injected fsync plus a round.
-	pacedProducers = 32
-	pacedShare     = 0.45
-	pacedMeasure   = 3 * time.Second
+	pacedShare   = loadShare
+	pacedMeasure = loadBench
 )
 
-// pacedLoad is a group's measured-then-paced load and its History.
+// pacedLoad is a group's measured-then-paced real-client load and its History.
 type pacedLoad struct {
 	t   *testing.T
-	c   *testcluster.Cluster
+	g   *inprocGroup
 	h   *History
 	rep *Report // the scenario's report the load notes into
 
-	topic  string
-	queues int32
-
-	maxRate, rate float64
-	paced         *inprocWorkload
-	stopTokens    chan struct{}
-	stopOnce      sync.Once
-	tokensDone    sync.WaitGroup
+	load    *Load
+	level   LoadLevel
+	maxRate float64
+	stopped bool
 }
 
-// startPacedLoad measures c's maximum durable rate on topic (which must
-// exist with queues queues) and leaves the paced load running, measured once
-// more before the scenario's fault; it notes both into rep.
-func startPacedLoad(t *testing.T, c *testcluster.Cluster, rep *Report, topic string, queues int32) *pacedLoad {
+// startPacedLoad creates topic with queues queues through the brokers,
+// measures g's maximum durable rate with the real clients and leaves the load
+// running paced; it notes the level into rep (and fails rep under a third).
+func startPacedLoad(t *testing.T, g *inprocGroup, rep *Report, topic string, queues int32) *pacedLoad {
 	t.Helper()
-	p := &pacedLoad{t: t, c: c, h: &History{}, rep: rep, topic: topic, queues: queues, stopTokens: make(chan struct{})}
-	flat := p.workload(nil)
-	for i := range pacedFlatProducers {
-		flat.wg.Add(1)
-		go func() { defer flat.wg.Done(); flat.produce(i, 0) }()
+	g.createTopic(topic, queues)
+	p := &pacedLoad{t: t, g: g, h: &History{}, rep: rep}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	java := javaOptions(t.TempDir())
+	o := LoadOptions{Topic: topic, Queues: int(queues), History: p.h, GoProducers: loadGoProducers, RawProducers: loadRawProducers,
+		Java: java, Share: pacedShare, Warmup: loadWarmup, Bench: loadBench, Tries: loadTries, Rounds: loadRounds}
+	var err error
+	if p.load, err = StartLoad(ctx, g.view, o); err != nil {
+		t.Fatalf("%s: load: %v", rep.Scenario, err)
 	}
-	time.Sleep(time.Second) // warm-up: segments allocated, connections up
-	from := time.Now()
-	time.Sleep(pacedMeasure)
-	p.maxRate = p.throughput(from, time.Now())
-	flat.Stop()
-	if refused, first := p.refused(); refused > 0 {
-		rep.Note("flat out: %d sends refused (first: %s); the checker holds them to not stored", refused, first)
+	t.Cleanup(p.stop) // before the brokers close (last in, first out)
+	if p.level, err = p.load.Measure(ctx); err != nil {
+		t.Fatalf("%s: load: %v", rep.Scenario, err)
 	}
-	p.paced = p.workload(nil)
-	p.paced.unexpected.Add(flat.unexpected.Load())
-	if p.maxRate < 50 {
-		t.Fatalf("%s: flat-out load acknowledged only %.0f msgs/s", rep.Scenario, p.maxRate)
+	if java == nil {
+		p.level.JavaSkipped = envJava + "=off"
 	}
-
-	p.rate = pacedShare * p.maxRate
-	gate := make(chan struct{}, 16)
-	p.paced.gate = gate
-	p.tokensDone.Add(1)
-	go p.tokens(gate, p.rate)
-	for i := range pacedProducers {
-		p.paced.wg.Add(1)
-		go func() { defer p.paced.wg.Done(); p.paced.produce(100+i, 0) }()
+	if p.level.JavaSkipped != "" {
+		t.Logf("%s: load without Java producers: %s", rep.Scenario, p.level.JavaSkipped)
 	}
-	time.Sleep(time.Second)
-	from = time.Now()
-	time.Sleep(pacedMeasure)
-	got := p.throughput(from, time.Now())
-	rep.Note("load: max durable rate %.0f msgs/s (%d in-process producers flat out, one message per Propose, group commit), run at %.0f msgs/s (%.0f%% of max; target %.0f%%) before the fault",
-		p.maxRate, pacedFlatProducers, got, 100*got/p.maxRate, 100*pacedShare)
-	if got < p.maxRate/3 {
-		rep.Fail("paced load ran at %.0f msgs/s, under a third of the max %.0f", got, p.maxRate)
+	p.maxRate = p.level.Max
+	rep.Note("load: %s", p.level)
+	if p.level.BelowFloor() {
+		rep.Fail("load ran at %.0f msgs/s in the best of %d windows of %v, below a third of the measured maximum %.0f msgs/s, in each of %d rounds (%s)",
+			p.level.Achieved, p.level.Windows, loadBench, p.level.Max, p.level.Rounds, strings.Join(p.level.Earlier, ", "))
 	}
 	return p
 }
 
-// workload is an inprocWorkload recording into the load's History.
-func (p *pacedLoad) workload(gate <-chan struct{}) *inprocWorkload {
-	return &inprocWorkload{c: p.c, h: p.h, topic: p.topic, queues: p.queues, stop: make(chan struct{}), gate: gate}
-}
-
-// tokens paces the load open loop: rate tokens a second, dropped when every
-// producer is busy (so a slow group shows as lower throughput, not as a
-// backlog that floods it after the fault).
-func (p *pacedLoad) tokens(gate chan<- struct{}, rate float64) {
-	defer p.tokensDone.Done()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	begin, issued := time.Now(), 0
-	for {
-		select {
-		case <-p.stopTokens:
-			return
-		case now := <-tick.C:
-			for due := int(rate * now.Sub(begin).Seconds()); issued < due; issued++ {
-				select {
-				case gate <- struct{}{}:
-				default:
-				}
-			}
-		}
+// stop ends the load (the JVM answers or times out every send in flight);
+// a Java producer whose output broke the protocol fails the scenario (a send
+// may be missing from the history). Safe to call twice.
+func (p *pacedLoad) stop() {
+	if p.stopped {
+		return
+	}
+	p.stopped = true
+	if err := p.load.Stop(); err != nil {
+		p.rep.Fail("load: %v", err)
 	}
 }
 
-// stop ends the pacing and the producers; safe to call twice.
-func (p *pacedLoad) stop() {
-	p.stopOnce.Do(func() { close(p.stopTokens) })
-	p.tokensDone.Wait()
-	p.paced.Stop()
+// waitAcks waits until n sends called after since were acknowledged.
+func (p *pacedLoad) waitAcks(since time.Time, n int, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if p.h.AcksCalledSince(since) >= n {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+// noteJava says what the Java producers did, or why they did not run, with
+// their first ack after each of faults.
+func (p *pacedLoad) noteJava(v sendsView, faults ...time.Time) {
+	p.rep.Note("%s", javaNote(p.level, p.load.Topic(), v, faults))
 }
 
 // throughput is the acknowledged sends a second that returned in [from, to).
@@ -174,19 +153,6 @@ func (v sendsView) latencies(from, to time.Time) Latencies {
 	return l
 }
 
-// refused counts the sends refused so far and names the first error.
-func (p *pacedLoad) refused() (n int, first string) {
-	for _, s := range p.h.Sends() { // early: a small History
-		if s.Outcome == Fail {
-			if n == 0 {
-				first = s.Err
-			}
-			n++
-		}
-	}
-	return n, first
-}
-
 // refusals describes the refused sends by error and when the first of each
 // returned, relative to since ("none" if none).
 func (v sendsView) refusals(since time.Time) string {
@@ -233,4 +199,5 @@ func (p *pacedLoad) reportSpan(v sendsView, label string, faultAt, healAt, end t
 		v.throughput(healAt, end), end.Sub(healAt).Round(100*time.Millisecond))
 	p.rep.Note("fault → first ack of a send called after it %s; heal → first ack %s", v.firstAck(faultAt), v.firstAck(healAt))
 	p.rep.Note("ack latency: before %s; %s %s", v.latencies(faultAt.Add(-pacedMeasure), faultAt).Summary(), label, v.latencies(faultAt, healAt).Summary())
+	p.noteJava(v, faultAt)
 }

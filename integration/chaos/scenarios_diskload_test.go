@@ -13,8 +13,8 @@ import (
 
 // Disks at load (docs/reliability.md "Disks at load"): D7 slow fsyncs, D8 a
 // stalled follower disk, D9 ENOSPC part way through a batch. Each runs the
-// in-process group of diskload_test.go at ~45 % of the maximum durable rate it
-// measured first. Full matrix only (each is 20–40 s).
+// in-process group of diskload_test.go, with the real clients' load at ~45 %
+// of the maximum durable rate it measured first. Full matrix only (each is 20–40 s).
 
 // D7: every fsync of one node's raft log and CommitLog takes 20–50 ms longer
 // for 8 s, on a follower and, separately, on the leader.
@@ -227,9 +227,13 @@ func runD9(t *testing.T, where, who string) {
 // raft log can still win an election, then fails at its first write, as D1
 // records; a stalled one is fenced after node.Config.DiskStallTimeout, 2 s).
 func leaderFaultChecks(d *diskLoad, full raft.ServerID, hit, healAt time.Time) {
+	// Who acknowledged is who stored: the STOREHOST of the ack's msgId names
+	// the leader that proposed the entry (a follower's broker relays a send
+	// to the leader).
+	sends := d.h.Sends()
 	var other time.Time
-	for _, s := range d.h.Sends() {
-		if s.Outcome == OK && s.Addr != string(full) && s.Return.After(hit) && s.Return.Before(healAt) &&
+	for _, s := range sends {
+		if s.Outcome == OK && d.g.storedBy(s) != full && s.Return.After(hit) && s.Return.Before(healAt) &&
 			(other.IsZero() || s.Return.Before(other)) {
 			other = s.Return
 		}
@@ -240,8 +244,8 @@ func leaderFaultChecks(d *diskLoad, full raft.ServerID, hit, healAt time.Time) {
 		d.rep.Note("first ack by another leader %v into the fault", other.Sub(hit).Round(time.Millisecond))
 	}
 	var oldAcks int
-	for _, s := range d.h.Sends() {
-		if s.Outcome == OK && s.Addr == string(full) && s.Call.After(hit.Add(2*time.Second)) && s.Return.Before(healAt) {
+	for _, s := range sends {
+		if s.Outcome == OK && d.g.storedBy(s) == full && s.Call.After(hit.Add(2*time.Second)) && s.Return.Before(healAt) {
 			oldAcks++
 		}
 	}

@@ -13,7 +13,8 @@ import (
 )
 
 // TestD1FsyncErrorLeader: the leader's raft log starts failing every write
-// while the paced load (45 % of the measured maximum) sends. The leader must stop leading at its next write,
+// while the real clients' paced load (45 % of the measured maximum) sends
+// through the brokers on the nodes. The leader must stop leading at its next write,
 // another node must take over, nothing the failing leader refused may be
 // stored, and once the disk heals the old leader catches up to identical
 // bytes. Default raft timings (1 s), so the figures are the real ones.
@@ -23,12 +24,9 @@ func TestD1FsyncErrorLeader(t *testing.T) {
 	rep := Report{Scenario: "D1", Seed: start.UnixNano() % 1000}
 	faults := testcluster.NewFaults(nil)
 	c := testcluster.New(t, 3, testcluster.Options{Configure: faults.Configure, Logger: inprocLogger()})
-	topic := "ChaosD1"
-	c.CreateTopic(topic, 4)
+	g := startInprocGroup(t, c, nil)
 	// At load: 45 % of the group's measured maximum durable rate (pacedload_test.go).
-	load := startPacedLoad(t, c, &rep, topic, 4)
-	defer load.stop()
-	w := load.paced
+	w := startPacedLoad(t, g, &rep, "ChaosD1Load", 4)
 	if !w.waitAcks(start, 100, 20*time.Second) {
 		t.Fatal("D1: workload never acked 100 sends")
 	}
@@ -79,7 +77,7 @@ func TestD1FsyncErrorLeader(t *testing.T) {
 	if !w.waitAcks(faultAt, 50, 20*time.Second) {
 		rep.Fail("no 50 acks on the new leader %s within 20 s of the fault", nl.ID)
 	}
-	if first := w.h.FirstAckAfter(faultAt, "p"); !first.IsZero() {
+	if first := w.h.FirstAckAfter(faultAt, ""); !first.IsZero() {
 		rep.Failover = Latencies{first.Sub(faultAt)}
 	}
 	time.Sleep(3 * time.Second) // keep writing with the old leader's disk still failing
@@ -90,11 +88,12 @@ func TestD1FsyncErrorLeader(t *testing.T) {
 	if injected == 0 {
 		rep.Fail("the fault was never exercised (0 refused log writes)")
 	}
-	// Acks the old leader gave after the fault: only entries it had stored
-	// before can have committed; the checks below judge each one.
+	// Acks the old leader gave after the fault (stored by it: the STOREHOST
+	// of the ack's msgId): only entries it had stored before can have
+	// committed; the checks below judge each one.
 	var oldAcks int
 	for _, s := range w.h.Sends() {
-		if s.Outcome == OK && s.Addr == string(old.ID) && s.Return.After(faultAt) {
+		if s.Outcome == OK && g.storedBy(s) == old.ID && s.Return.After(faultAt) {
 			oldAcks++
 		}
 	}
@@ -115,6 +114,7 @@ func TestD1FsyncErrorLeader(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(time.Second) // a little traffic on the healed group
+	w.reportSpan(sendsView(w.h.Sends()), "log failing", faultAt, healAt, time.Now())
 	rep.Faults = fmt.Sprintf("log write errors on leader %s for %v (%d refused)", old.ID, healAt.Sub(faultAt).Round(100*time.Millisecond), injected)
 	rep.Note("%s stopped leading %v after the fault; ready leader %s after %v; old leader caught up %v after healing",
 		old.ID, stepDown.Round(time.Millisecond), nl.ID, newLeader.Round(time.Millisecond), caughtUp.Round(time.Millisecond))
@@ -122,11 +122,11 @@ func TestD1FsyncErrorLeader(t *testing.T) {
 	if stepDown > 2*time.Second {
 		rep.Fail("step-down took %v (want ≤ 2 s: the next log write fails)", stepDown)
 	}
-	inprocFinish(t, c, w, &rep, start)
+	inprocFinish(t, g, w, &rep, start)
 }
 
 // TestD2PowerLoss: every node loses power at the same instant while the
-// paced load (45 % of the measured maximum) sends: raft-wal writes not yet fsynced are undone (the leader's
+// real clients' paced load (45 % of the measured maximum) sends: raft-wal writes not yet fsynced are undone (the leader's
 // cut lands inside the fsync of a batch), CommitLog bytes past the store's
 // flushed offset are zeroed, checkpoints are the ones on disk at the cut.
 // All three restart: every acked message must be at its acked offset exactly
@@ -157,13 +157,10 @@ func runD2(t *testing.T, mode string) {
 	faults := testcluster.NewFaults(configure)
 	opts.Configure = faults.Configure
 	c := testcluster.New(t, 3, opts)
-	topic := "ChaosD2"
-	c.CreateTopic(topic, 4)
+	g := startInprocGroup(t, c, nil)
 	// At load: 45 % of the group's measured maximum durable rate
 	// (pacedload_test.go), so the power cut lands in a busy fsync.
-	load := startPacedLoad(t, c, &rep, topic, 4)
-	defer load.stop()
-	w := load.paced
+	w := startPacedLoad(t, g, &rep, "ChaosD2Load", 4)
 	if !w.waitAcks(start, 100, 20*time.Second) {
 		t.Fatal("D2: workload never acked 100 sends")
 	}
@@ -187,6 +184,11 @@ func runD2(t *testing.T, mode string) {
 	}
 	cutAt := time.Now()
 	lost := c.PowerLoss(faults)
+	// The brokers lose power with their nodes: closed right after the cut, not
+	// before it (a closing leader's broker hands its leadership off, which no
+	// power cut does). Until then they answer from dead nodes: refusals and
+	// unknown outcomes the checker judges like any other.
+	g.closeBrokers()
 	var clLost, walLost int64
 	for _, r := range lost {
 		rep.Note("%s: CommitLog appended %d, flushed %d (lost %d bytes); raft log %d unsynced bytes in %d files undone",
@@ -200,14 +202,19 @@ func runD2(t *testing.T, mode string) {
 	for _, m := range c.Members() {
 		c.RestartNode(m.ID)
 	}
+	for _, m := range c.Members() {
+		g.startBroker(m.ID) // on the node's new incarnation, at the same address
+	}
+	restartAt := time.Now()
 	nl := c.WaitLeader(30 * time.Second)
 	if !w.waitAcks(cutAt, 100, 30*time.Second) {
 		rep.Fail("the group took no 100 new writes within 30 s of the restart")
 	}
-	if first := w.h.FirstAckAfter(cutAt, "p"); !first.IsZero() {
+	if first := w.h.FirstAckAfter(cutAt, ""); !first.IsZero() {
 		rep.Note("first ack %v after the power cut (restart included); leader %s", first.Sub(cutAt).Round(time.Millisecond), nl.ID)
 	}
 	time.Sleep(2 * time.Second)
+	w.reportSpan(sendsView(w.h.Sends()), "power cut to restart", cutAt, restartAt, time.Now())
 	rep.Faults = fmt.Sprintf("power loss of 3/3 nodes: CommitLog bytes lost %d, raft log bytes undone %d", clLost, walLost)
-	inprocFinish(t, c, w, &rep, start)
+	inprocFinish(t, g, w, &rep, start)
 }
