@@ -127,9 +127,9 @@ chaos-java:
 # (ROCKETRAFT_CHAOS_SOAK_SEED repeats one); anonymous RSS, goroutines, open files and disk sampled
 # every 10 s and judged for growth; report in integration/chaos/soak-report.txt.
 SOAK ?= 1h
-soak: build
+soak: build chaos-java
 	rm -f integration/chaos/soak-report.txt
-	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_CHAOS=soak ROCKETRAFT_CHAOS_SOAK=$(SOAK) ROCKETRAFT_CHAOS_REPORT=soak-report.txt \
+	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_CHAOS_JAVA=$(CURDIR)/$(CHAOS_JAVA) ROCKETRAFT_CHAOS=soak ROCKETRAFT_CHAOS_SOAK=$(SOAK) ROCKETRAFT_CHAOS_REPORT=soak-report.txt \
 	$(GO) test -count=1 -timeout 3h -v -run '^TestSoak$$' ./integration/chaos/
 
 chaos-short: build chaos-java

@@ -82,7 +82,9 @@ func (s *scenario) restart(i int) {
 }
 
 // TestSoak: an hour (ROCKETRAFT_CHAOS_SOAK) of mixed load — Go-client and raw
-// producers, sequential readers — with a fault every minute drawn by a seed
+// producers, sequential readers, a concurrent consumer group, and the
+// background load of Go, raw and Java producers at 45 % of the measured
+// maximum — with a fault every minute drawn by a seed
 // from soakFaults. Every 10 s it samples each node's anonymous RSS,
 // goroutines, open files and disk use. It fails on the checker's findings
 // (lost acknowledged writes, phantoms, divergence, as every scenario) and on
@@ -116,7 +118,9 @@ func TestSoak(t *testing.T) {
 	}
 	// 64 MiB segments: an hour of load makes tens of files, not hundreds, so
 	// open files measure leaks rather than data.
-	w := &WorkloadOptions{GoProducers: 2, RawProducers: 4, Interval: 10 * time.Millisecond, Readers: true, NoLoad: true}
+	// Beside it the background load every scenario runs (load_test.go: Go,
+	// raw and Java producers paced at 45 % of the measured maximum).
+	w := &WorkloadOptions{GoProducers: 2, RawProducers: 4, Interval: 10 * time.Millisecond, Readers: true}
 	s := begin(t, "SOAK", Options{SegmentSize: 64 << 20}, w)
 	s.rep.Seed = seed
 	rng := rand.New(rand.NewPCG(uint64(seed), 7))
@@ -155,8 +159,9 @@ func TestSoak(t *testing.T) {
 		f := soakFaults[rng.IntN(len(soakFaults))]
 		leader := s.leader()
 		other := (leader + 1 + rng.IntN(len(s.c.Nodes)-1)) % len(s.c.Nodes)
-		at := time.Now()
+		at := s.fault()
 		f.do(s, leader, other)
+		s.healed()
 		counts[f.name]++
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		if _, err := s.c.WaitLeader(ctx, -1, len(s.c.Nodes)); err != nil {
