@@ -23,6 +23,10 @@
 //     and Propose on a leader waits for it. Leadership transfer, voters and
 //     non-voters (AddVoter, AddNonvoter, Promote, RemoveServer).
 //   - The FSM's apply checkpoint every CheckpointInterval and at Close.
+//   - The raft transport's pipelines, wrapped so their responses are always
+//     taken off the transport at once (pipeline.go: hashicorp/raft v1.7.3
+//     otherwise deadlocks replication to a follower that refused an append),
+//     and fenced while a disk write hangs (diskguard.go).
 //
 // It must not be imported by store, fsm, raftlog or transport; only the broker
 // (and tests) use it. internal/testcluster builds groups of nodes for tests.
