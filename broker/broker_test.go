@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"fmt"
+
 	"github.com/rocketraft/rocketraft/broker/clientapi"
 	"github.com/rocketraft/rocketraft/broker/replica"
 	"github.com/rocketraft/rocketraft/internal/fakereplica"
@@ -315,5 +317,44 @@ func TestBatchWithDelayIsRefused(t *testing.T) {
 	r := tb.call(t, transport.SendBatchMessage, ext, body)
 	if r.ResponseCode() != transport.MessageIllegal || !strings.Contains(r.Remark, "DELAY") {
 		t.Fatalf("delayed batch: code %d %q", r.Code, r.Remark)
+	}
+}
+
+// A node that is not the leader never moves a consumer's offset: its queue may
+// only lag the leader's (a client whose route still names the old leader pulls
+// there after a failover), and a consumer told PULL_OFFSET_MOVED persists the
+// follower's end, behind what it had consumed. It answers
+// PULL_RETRY_IMMEDIATELY and suggests brokerId 0, as an Apache slave does.
+func TestFollowerPullNeverMovesTheOffset(t *testing.T) {
+	tb := startTestBroker(t, replica.RoleLeader, nil)
+	for i := range 3 {
+		if r := tb.call(t, transport.SendMessage, sendExt("TL", 0, ""), fmt.Appendf(nil, "m%d", i)); r.ResponseCode() != transport.Success {
+			t.Fatalf("send: %d %s", r.Code, r.Remark)
+		}
+	}
+	heartbeat(t, tb, "g", "TL")
+	if err := tb.st.WaitDispatched(context.Background(), tb.st.MaxPhysicalOffset()); err != nil {
+		t.Fatal(err)
+	}
+	pull := func(offset int64) *transport.Command {
+		t.Helper()
+		return tb.call(t, transport.PullMessage, pullExt("g", "TL", 0, offset, 0), nil)
+	}
+	if r := pull(100); r.ResponseCode() != transport.PullOffsetMoved || r.ExtFields["nextBeginOffset"] != "3" {
+		t.Fatalf("leader, offset past the end: code %d next %s, want OFFSET_MOVED to 3", r.Code, r.ExtFields["nextBeginOffset"])
+	}
+	st := tb.replica.Status()
+	st.Role = replica.RoleFollower
+	tb.replica.SetStatus(st)
+	if r := pull(100); r.ResponseCode() != transport.PullRetryImmediately || r.ExtFields["suggestWhichBrokerId"] != "0" ||
+		r.ExtFields["nextBeginOffset"] != "100" {
+		t.Fatalf("follower, offset past its end: code %d suggest %s next %s, want PULL_RETRY_IMMEDIATELY suggesting 0 and keeping offset 100",
+			r.Code, r.ExtFields["suggestWhichBrokerId"], r.ExtFields["nextBeginOffset"])
+	}
+	if r := pull(0); r.ResponseCode() != transport.Success || len(primitive.DecodeMessage(r.Body)) != 3 {
+		t.Fatalf("follower, offset 0: code %d, want its 3 messages", r.Code)
+	}
+	if r := pull(3); r.ResponseCode() != transport.PullNotFound {
+		t.Fatalf("follower, at its end: code %d, want PULL_NOT_FOUND", r.Code)
 	}
 }

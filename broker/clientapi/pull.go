@@ -111,7 +111,7 @@ func (a *API) handlePull(ctx context.Context, req *route.Request) (*transport.Co
 	if a.d.Pulled != nil && (res.Status == store.Found || res.Status == store.OffsetOverflowOne || res.Status == store.NoMatchedMessage) {
 		a.d.Pulled(h.ConsumerGroup, h.Topic, h.QueueID, res.NextBeginOffset, len(res.Messages), res.TotalBytes)
 	}
-	return pullResponse(res, offset), nil
+	return pullResponse(res, offset, a.leading()), nil
 }
 
 // wouldWait reports the statuses that mean "nothing yet at this offset".
@@ -145,7 +145,16 @@ func (a *API) pullFilter(h PullHeader) (store.MessageFilter, error) {
 
 // pullResponse maps a store result onto RocketMQ's pull codes and next offsets
 // (rocketmq-protocol.md §2.4.4); the body is the stored bytes, zero copy.
-func pullResponse(res *store.GetResult, requested store.QueueOffset) *transport.Command {
+//
+// Only the leader tells a consumer its offset moved. A follower's queue may
+// just lag the leader's (a client whose route still names the old leader
+// after a failover pulls there), and a consumer told PULL_OFFSET_MOVED sets
+// and persists nextBeginOffset — the follower's end, behind what it had
+// consumed — so its committed offset would go back and it would consume
+// again. A follower answers PULL_RETRY_IMMEDIATELY with the requested offset
+// as nextBeginOffset instead, suggesting brokerId 0, as an Apache slave does
+// (offsetCheckInSlave=false, the default).
+func pullResponse(res *store.GetResult, requested store.QueueOffset, leader bool) *transport.Command {
 	var code transport.ResponseCode
 	switch res.Status {
 	case store.Found:
@@ -163,9 +172,15 @@ func pullResponse(res *store.GetResult, requested store.QueueOffset) *transport.
 	default: // OffsetTooSmall, OffsetOverflowBadly
 		code = transport.PullOffsetMoved
 	}
+	next := res.NextBeginOffset
+	if code == transport.PullOffsetMoved && !leader {
+		// The consumer keeps its offset (the Go client sets nextBeginOffset on
+		// PULL_RETRY_IMMEDIATELY too): Apache's nextOffsetCorrection on a slave.
+		code, next = transport.PullRetryImmediately, requested
+	}
 	r := transport.NewResponse(code, res.Status.String())
 	r.ExtFields = map[string]string{
-		"nextBeginOffset":      strconv.FormatInt(int64(res.NextBeginOffset), 10),
+		"nextBeginOffset":      strconv.FormatInt(int64(next), 10),
 		"minOffset":            strconv.FormatInt(int64(res.MinOffset), 10),
 		"maxOffset":            strconv.FormatInt(int64(res.MaxOffset), 10),
 		"suggestWhichBrokerId": "0",
