@@ -302,28 +302,21 @@ type SendHeader struct {
 	BrokerName            string
 }
 
-// v2Keys maps SendMessageRequestHeaderV2's single letters to the V1 names.
-var v2Keys = map[string]string{
-	"a": "producerGroup", "b": "topic", "c": "defaultTopic", "d": "defaultTopicQueueNums",
-	"e": "queueId", "f": "sysFlag", "g": "bornTimestamp", "h": "flag", "i": "properties",
-	"j": "reconsumeTimes", "k": "unitMode", "l": "maxReconsumeTimes", "m": "batch", "n": "brokerName",
+// v2Aliases maps the V1 names to SendMessageRequestHeaderV2's single letters.
+var v2Aliases = map[string]string{
+	"producerGroup": "a", "topic": "b", "defaultTopic": "c", "defaultTopicQueueNums": "d",
+	"queueId": "e", "sysFlag": "f", "bornTimestamp": "g", "flag": "h", "properties": "i",
+	"reconsumeTimes": "j", "unitMode": "k", "maxReconsumeTimes": "l", "batch": "m", "brokerName": "n",
 }
 
 // parseSendHeader decodes the header of codes 10, 310 and 320. V2
-// (single-letter) keys are recognised by the presence of "b" (topic).
+// (single-letter) keys are recognised by the presence of "b" (topic) and read
+// in place through their V1 names (problems name those).
 func parseSendHeader(fields map[string]string) (SendHeader, error) {
-	if _, v2 := fields["b"]; v2 {
-		v1 := make(map[string]string, len(fields))
-		for k, v := range fields {
-			if name, ok := v2Keys[k]; ok {
-				v1[name] = v
-			} else {
-				v1[k] = v
-			}
-		}
-		fields = v1
-	}
 	e := route.NewFields(fields)
+	if _, v2 := fields["b"]; v2 {
+		e = route.NewFieldsAliased(fields, v2Aliases)
+	}
 	h := SendHeader{
 		ProducerGroup:         e.Str("producerGroup", false),
 		Topic:                 e.Str("topic", true),
@@ -341,7 +334,7 @@ func parseSendHeader(fields map[string]string) (SendHeader, error) {
 		BrokerName:            e.Str("bname", false),
 	}
 	if h.BrokerName == "" {
-		h.BrokerName = fields["brokerName"]
+		h.BrokerName = e.Raw("brokerName")
 	}
 	return h, e.Err
 }

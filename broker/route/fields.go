@@ -9,12 +9,32 @@ import (
 // Fields reads typed values out of a request's extFields and remembers the
 // first problem (Err), naming the key, the value and the rule.
 type Fields struct {
-	m   map[string]string
-	Err error
+	m map[string]string
+	// aliases maps a key's name to the short key a request may send instead
+	// (SEND_MESSAGE_V2's single letters); nil for none.
+	aliases map[string]string
+	Err     error
 }
 
 // NewFields reads ext.
 func NewFields(ext map[string]string) *Fields { return &Fields{m: ext} }
+
+// NewFieldsAliased reads ext whose keys may be short aliases of the names
+// asked for: a lookup of name reads ext[aliases[name]] when ext has it, else
+// ext[name]. Problems still name the key by its long name. It reads the
+// request's own map, where translating the keys into a new one cost a map per
+// send.
+func NewFieldsAliased(ext, aliases map[string]string) *Fields { return &Fields{m: ext, aliases: aliases} }
+
+func (f *Fields) get(key string) (string, bool) {
+	if a, ok := f.aliases[key]; ok {
+		if v, ok := f.m[a]; ok {
+			return v, true
+		}
+	}
+	v, ok := f.m[key]
+	return v, ok
+}
 
 // Fail records a problem with key unless an earlier one was recorded.
 func (f *Fields) Fail(key, value, rule string) {
@@ -24,11 +44,11 @@ func (f *Fields) Fail(key, value, rule string) {
 }
 
 // Raw is the value of key as sent.
-func (f *Fields) Raw(key string) string { return f.m[key] }
+func (f *Fields) Raw(key string) string { v, _ := f.get(key); return v }
 
 // Str is the value of key; a missing required key is a problem.
 func (f *Fields) Str(key string, required bool) string {
-	v, ok := f.m[key]
+	v, ok := f.get(key)
 	if !ok && required {
 		f.Fail(key, "", "required")
 	}
@@ -37,7 +57,7 @@ func (f *Fields) Str(key string, required bool) string {
 
 // Int64 is the decimal value of key, def when absent or empty.
 func (f *Fields) Int64(key string, required bool, def int64) int64 {
-	v, ok := f.m[key]
+	v, ok := f.get(key)
 	if !ok || v == "" {
 		if required {
 			f.Fail(key, v, "required")
@@ -56,7 +76,7 @@ func (f *Fields) Int64(key string, required bool, def int64) int64 {
 func (f *Fields) Int32(key string, required bool, def int32) int32 {
 	n := f.Int64(key, required, int64(def))
 	if n < -1<<31 || n > 1<<31-1 {
-		f.Fail(key, f.m[key], "must fit in 32 bits")
+		f.Fail(key, f.Raw(key), "must fit in 32 bits")
 		return def
 	}
 	return int32(n)
@@ -66,7 +86,7 @@ func (f *Fields) Int32(key string, required bool, def int32) int32 {
 // Apache's header decoder uses), def when absent or empty. Java reads any other
 // text as false; here it is a problem, named.
 func (f *Fields) Bool(key string, def bool) bool {
-	switch v := f.m[key]; {
+	switch v := f.Raw(key); {
 	case v == "":
 		return def
 	case strings.EqualFold(v, "true"):
