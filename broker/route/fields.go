@@ -24,7 +24,9 @@ func NewFields(ext map[string]string) *Fields { return &Fields{m: ext} }
 // ext[name]. Problems still name the key by its long name. It reads the
 // request's own map, where translating the keys into a new one cost a map per
 // send.
-func NewFieldsAliased(ext, aliases map[string]string) *Fields { return &Fields{m: ext, aliases: aliases} }
+func NewFieldsAliased(ext, aliases map[string]string) *Fields {
+	return &Fields{m: ext, aliases: aliases}
+}
 
 func (f *Fields) get(key string) (string, bool) {
 	if a, ok := f.aliases[key]; ok {
