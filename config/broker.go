@@ -52,6 +52,7 @@ type GroupCommitConfig struct {
 	MaxBytes    int // groupCommitMaxBytes: encoded messages per raft entry
 	MaxMessages int // groupCommitMaxMessages: messages per raft entry
 	MaxPending  int // groupCommitMaxPending: sends waiting for a batch before SYSTEM_BUSY
+	MaxInflight int // groupCommitMaxInflight: entries proposed and not yet applied
 }
 
 // Broker is one node of a broker group. Field comments name the file key.
@@ -194,6 +195,7 @@ func DefaultBroker() Broker {
 			MaxBytes:    4 << 20,
 			MaxMessages: 1024,
 			MaxPending:  65536,
+			MaxInflight: 2,
 		},
 		TLS:                         defaultTLSServer(),
 		ConsumerOffsetFlushInterval: time.Second,

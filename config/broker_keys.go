@@ -656,6 +656,19 @@ var brokerKeys = []keySpec[Broker]{
 		get:   func(b *Broker) string { return itoa(b.GroupCommit.MaxPending) },
 		check: func(b *Broker) string { return intRule(int64(b.GroupCommit.MaxPending), 1, 1<<24) },
 	},
+	{
+		name: "groupCommitMaxInflight", doc: "Raft entries the leader's group commit has proposed and not yet applied; more pipelines raft, fewer makes each entry a bigger batch.",
+		set: func(b *Broker, s string) error {
+			n, err := parseInt(s, 1, 64)
+			if err != nil {
+				return err
+			}
+			b.GroupCommit.MaxInflight = int(n)
+			return nil
+		},
+		get:   func(b *Broker) string { return itoa(b.GroupCommit.MaxInflight) },
+		check: func(b *Broker) string { return intRule(int64(b.GroupCommit.MaxInflight), 1, 64) },
+	},
 
 	// Operations.
 	durationKey("consumerOffsetFlushInterval", "How often committed consumer offsets are proposed to the group.",

@@ -102,6 +102,7 @@ func nodeConfig(cfg config.Broker, log hclog.Logger) (node.Config, error) {
 			MaxBatchBytes:    cfg.GroupCommit.MaxBytes,
 			MaxBatchMessages: cfg.GroupCommit.MaxMessages,
 			MaxPending:       cfg.GroupCommit.MaxPending,
+			MaxInflight:      cfg.GroupCommit.MaxInflight,
 		},
 		Logger: log,
 	}, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rocketraft/rocketraft/config"
 	"github.com/rocketraft/rocketraft/transport/devcert"
 )
 
@@ -37,6 +38,9 @@ type devCluster struct {
 	// namesrvAdmin is the nameserver's adminListen: namesrvPort+2 if free
 	// (writeConfigs sets it), else "".
 	namesrvAdmin string
+	// set are --set key=value lines appended to every node's broker.conf
+	// (the broker validates them at start, naming a bad key or value).
+	set []string
 }
 
 func newDevCommand() *cobra.Command {
@@ -59,6 +63,7 @@ func newDevCommand() *cobra.Command {
 	f.BoolVar(&d.tls, "tls", false, "make a throw-away CA and certificate under <data-dir>/tls and run every client port with tlsMode=enforcing")
 	f.StringVar(&d.console, "console", DefaultConsoleListen, "HTTP address of the web console it starts too (\"\" = none)")
 	f.BoolVar(&d.acl, "acl", false, "turn access control on: write plain_acl.yml with an admin and a client account and print them")
+	f.StringArrayVar(&d.set, "set", nil, "broker.conf key=value for every node, after the generated keys (repeatable), e.g. --set groupCommitMaxInflight=1")
 	return cmd
 }
 
@@ -130,6 +135,11 @@ func (d *devCluster) writeConfigs() (namesrvConf string, brokerConfs []string, e
 			}, "\n") + "\n"
 			for _, l := range aclLines {
 				conf += l + "\n"
+			}
+			if len(d.set) > 0 {
+				if conf, err = d.applySet(conf); err != nil {
+					return "", nil, err
+				}
 			}
 			mode := os.FileMode(0o644)
 			if secret, ok := groupSecrets[d.groupName(g)]; ok {
@@ -335,4 +345,37 @@ func freeLoopback(port int) string {
 	}
 	_ = l.Close()
 	return addr
+}
+
+// applySet replaces or adds the --set lines in conf, then checks the result
+// as the broker will at start, so a bad key or value stops dev at once with
+// the broker's message (the key, the value and the rule).
+func (d *devCluster) applySet(conf string) (string, error) {
+	set := map[string]string{}
+	var order []string
+	for _, kv := range d.set {
+		k, v, ok := strings.Cut(kv, "=")
+		if k = strings.TrimSpace(k); !ok || k == "" {
+			return "", fmt.Errorf("dev: --set %q: want key=value", kv)
+		}
+		if _, dup := set[k]; !dup {
+			order = append(order, k)
+		}
+		set[k] = v
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimSuffix(conf, "\n"), "\n") {
+		k, _, _ := strings.Cut(l, "=")
+		if _, over := set[strings.TrimSpace(k)]; !over {
+			out = append(out, l)
+		}
+	}
+	for _, k := range order {
+		out = append(out, k+"="+set[k])
+	}
+	conf = strings.Join(out, "\n") + "\n"
+	if _, err := config.ParseBroker([]byte(conf), config.FormatProperties); err != nil {
+		return "", fmt.Errorf("dev: --set: %w", err)
+	}
+	return conf, nil
 }
