@@ -42,11 +42,10 @@ func TestO1ResetOffsetsDuringFailover(t *testing.T) {
 
 	// Round 1: a reset on the leader, then the leader killed.
 	old := s.leader()
-	s.fault()
 	moved, n := s.resetAll(old, groups, "on leader n%d, killed %v later", old, resetKillAfter)
 	movedBack, resets = movedBack+moved, resets+n
 	sleep(resetKillAfter)
-	killAt := time.Now()
+	killAt := s.fault()
 	s.c.Kill(old)
 	s.awaitNewLeader(old, killAt)
 	s.awaitFirstAck(old, killAt)
@@ -55,8 +54,7 @@ func TestO1ResetOffsetsDuringFailover(t *testing.T) {
 
 	// Round 2: the leader killed, a reset on the one that took over.
 	old = s.leader()
-	s.fault()
-	killAt = time.Now()
+	killAt = s.fault()
 	s.c.Kill(old)
 	if nl := s.awaitNewLeader(old, killAt); nl >= 0 {
 		moved, n = s.resetAll(nl, groups, "on n%d, listed as leader %v after n%d was killed", nl, time.Since(killAt).Round(time.Millisecond), old)
