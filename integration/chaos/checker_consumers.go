@@ -27,7 +27,10 @@ type GroupStats struct {
 	// no leader change; Unexplained ones were at or below an offset committed
 	// redeliverySlack before they came again, which no re-pull explains.
 	AfterLeaderChange, AfterRebalance, Unexplained int
-	Resets                                         ResetStats // checker_resets.go
+	// AfterReset are redeliveries a recorded reset between the first
+	// delivery and this one put back (checker_resets.go).
+	AfterReset int
+	Resets     ResetStats // checker_resets.go
 }
 
 // checkConsumers runs the consumer-side checks over every consumer group the
@@ -215,6 +218,8 @@ func (r *Report) checkRedeliveries(gs *GroupStats, ds []Delivery, obs map[QueueK
 			r.problem(&r.Examples, fmt.Sprintf("unexplained redelivery: group %s %s@%d again to %s at %s (first to %s at %s), below offset %d committed by %s",
 				gs.Group.Name, d.Queue, d.Offset, d.Consumer, d.Start.Format("15:04:05.000"), f.Consumer, f.Start.Format("15:04:05.000"),
 				committed, d.Start.Add(-redeliverySlack).Format("15:04:05.000")))
+		case resetBetween(l, f.Start, d.Start, d.Offset):
+			gs.AfterReset++
 		case leaderChanged(l, f.Start, d.Start):
 			gs.AfterLeaderChange++
 		default:

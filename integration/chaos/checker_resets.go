@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 )
 
 // ResetStats is what the consumer checks found around one group's recorded
@@ -75,6 +76,18 @@ func (r *Report) checkResetRedeliveries(gs *GroupStats, ds []Delivery, obs map[Q
 	r.ResetOwed += gs.Resets.Owed
 	r.ResetRedelivered += gs.Resets.Redelivered
 	r.ResetQueues += gs.Resets.Queues
+}
+
+// resetBetween reports whether a recorded reset in l, made after from and
+// at or before to, set the queue at or below off: a delivery of off at to
+// that was first delivered at from is then the reset's doing.
+func resetBetween(l []OffsetObs, from, to time.Time, off int64) bool {
+	for _, o := range l {
+		if o.Reset && o.At.After(from) && !o.At.After(to) && o.Offset <= off {
+			return true
+		}
+	}
+	return false
 }
 
 // skippedByLaterReset reports whether a later reset in l set the queue past off.

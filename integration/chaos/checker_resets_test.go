@@ -25,6 +25,9 @@ func TestResetChecksPassRedeliveredReset(t *testing.T) {
 	if r.ResetQueues != 1 || r.ResetOwed != 3 || r.ResetRedelivered != 3 || r.ResetMissed != 0 || r.OffsetResets != 1 {
 		t.Errorf("want 1 queue reset, 3 put back, 3 redelivered:\n%s", r.String())
 	}
+	if len(r.Groups) == 0 || r.Groups[0].AfterReset != 3 || r.Redelivered != 3 {
+		t.Errorf("want the 3 redeliveries put down to the reset:\n%s", r.String())
+	}
 	if !strings.Contains(r.String(), "resets: 1 recorded | queues moved back 1 | messages put back 3 | redelivered after the reset 3 | missed 0") {
 		t.Errorf("report lacks the resets line:\n%s", r.String())
 	}

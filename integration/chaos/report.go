@@ -104,9 +104,9 @@ func (r *Report) String() string {
 		for _, g := range r.Groups {
 			fmt.Fprintf(&b, "\ngroup %s (%s, %s): %d deliveries of %d messages, duplicates %d (after a leader change %d, after a rebalance %d, unexplained %d)",
 				g.Group.Name, g.Group.Kind, g.Group.Topic, g.Deliveries, g.Distinct, g.Deliveries-g.Distinct, g.AfterLeaderChange, g.AfterRebalance, g.Unexplained)
-			if g.Resets.Queues > 0 {
-				fmt.Fprintf(&b, "; resets moved %d queue(s) back, %d messages put back, %d redelivered, %d missed",
-					g.Resets.Queues, g.Resets.Owed, g.Resets.Redelivered, g.Resets.Missed)
+			if g.Resets.Queues > 0 || g.AfterReset > 0 {
+				fmt.Fprintf(&b, "; after a reset %d; resets moved %d queue(s) back, %d messages put back, %d redelivered, %d missed",
+					g.AfterReset, g.Resets.Queues, g.Resets.Owed, g.Resets.Redelivered, g.Resets.Missed)
 			}
 		}
 	}
