@@ -27,15 +27,24 @@ type key struct {
 // resumed from such a commit skipped everything the reset had put back.
 const ResetHold = 20 * time.Second
 
+// resetCommitGrace is how long the hold lasts after the group commits the
+// reset offset itself: that is the client done with its pause (it commits
+// the reset point, then resumes from it), and a follower relays it to the
+// leader where a pull served by the follower never arrives. Its old offset,
+// committed just before by the periodic commit, may still be on its way
+// (requests are served concurrently, relays in the background): a second
+// covers that.
+const resetCommitGrace = time.Second
+
 // Buffer coalesces consumer offset commits on the leader.
 type Buffer struct {
 	rep     replica.Metadata
 	now     func() time.Time // the clock of reset marks (replica.Messages.Now)
 	mu      sync.Mutex
 	pending map[key]store.QueueOffset
-	// lifted is, per key, the reset (its mark's At) whose hold a pull from
-	// the reset offset ended here.
-	lifted map[key]int64
+	// lifted is, per key, the reset whose hold ends early on this node and
+	// when (a pull from the reset offset, a commit of it).
+	lifted map[key]lift
 	// flushMu makes flushes one at a time, so offsets reach the log in the
 	// order they were taken: two concurrent flushes (the periodic one and a
 	// Durable read's) could otherwise apply an older value after a newer one.
@@ -45,14 +54,21 @@ type Buffer struct {
 // NewBuffer is an empty buffer that flushes into rep; now is the clock reset
 // marks are made and aged with.
 func NewBuffer(rep replica.Metadata, now func() time.Time) *Buffer {
-	return &Buffer{rep: rep, now: now, pending: make(map[key]store.QueueOffset), lifted: make(map[key]int64)}
+	return &Buffer{rep: rep, now: now, pending: make(map[key]store.QueueOffset), lifted: make(map[key]lift)}
 }
 
+// lift ends the hold of the reset made at At (its mark) from Unix ms From.
+type lift struct{ At, From int64 }
+
 // Put records the newest committed offset of (group, topic, queueID), unless
-// the offset is held after a reset (ResetHold).
+// the offset is held after a reset (ResetHold); a held commit of the reset
+// offset itself ends the hold resetCommitGrace later.
 func (b *Buffer) Put(group, topic string, queueID int32, off store.QueueOffset) {
 	k := key{group, topic, queueID}
-	if b.held(k) {
+	if mark, held := b.held(k); held {
+		if int64(off) == mark.Offset {
+			b.liftFrom(k, mark, b.now().Add(resetCommitGrace))
+		}
 		return
 	}
 	b.mu.Lock()
@@ -61,28 +77,39 @@ func (b *Buffer) Put(group, topic string, queueID int32, off store.QueueOffset) 
 }
 
 // held reports whether k was reset less than ResetHold ago (by the mark any
-// leader replicated, so a new leader holds it too) and no pull from the reset
-// offset has reached this node since.
-func (b *Buffer) held(k key) bool {
+// leader replicated, so a new leader holds it too) and its hold has not
+// ended early on this node, and returns the mark.
+func (b *Buffer) held(k key) (fsm.ResetMark, bool) {
 	mark, ok := b.rep.LastReset(k.group, k.topic, k.queueID)
 	if !ok {
-		return false
+		return mark, false
 	}
 	now, hold := b.now().UnixMilli(), ResetHold.Milliseconds()
 	// A mark from the future beyond the hold is another node's clock far
 	// off: not a reason to ignore commits for longer than the hold.
 	if now >= mark.At+hold || now <= mark.At-hold {
-		return false
+		return mark, false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.lifted[k] != mark.At
+	l, lifted := b.lifted[k]
+	return mark, !lifted || l.At != mark.At || now < l.From
+}
+
+// liftFrom ends the hold of mark on k at from, or earlier if already set so.
+func (b *Buffer) liftFrom(k key, mark fsm.ResetMark, from time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if l, ok := b.lifted[k]; ok && l.At == mark.At && l.From <= from.UnixMilli() {
+		return
+	}
+	b.lifted[k] = lift{At: mark.At, From: from.UnixMilli()}
 }
 
 // Reset replicates offs as an operator's reset (one raft entry, exactly these
 // offsets) and holds them: pending commits of those queues are dropped, and
 // commits arriving during the next ResetHold are ignored, unless a pull from
-// the reset offset ends the hold first (Pulled). It runs between flushes, so
+// the reset offset (Pulled) or a commit of it (Put) ends the hold first. It runs between flushes, so
 // no flush can write an older commit after it.
 func (b *Buffer) Reset(ctx context.Context, offs []fsm.OffsetEntry) error {
 	b.flushMu.Lock()
@@ -103,13 +130,9 @@ func (b *Buffer) Reset(ctx context.Context, offs []fsm.OffsetEntry) error {
 // the hold ends on this node.
 func (b *Buffer) Pulled(group, topic string, queueID int32, offset store.QueueOffset) {
 	k := key{group, topic, queueID}
-	mark, ok := b.rep.LastReset(group, topic, queueID)
-	if !ok || mark.Offset != int64(offset) || !b.held(k) {
-		return
+	if mark, held := b.held(k); held && mark.Offset == int64(offset) {
+		b.liftFrom(k, mark, b.now())
 	}
-	b.mu.Lock()
-	b.lifted[k] = mark.At
-	b.mu.Unlock()
 }
 
 // Forget drops the pending offsets of group (its offsets are being deleted:
@@ -197,7 +220,7 @@ func (b *Buffer) take() []fsm.OffsetEntry {
 	b.mu.Unlock()
 	held := map[key]bool{}
 	for _, k := range keys {
-		if b.held(k) {
+		if _, h := b.held(k); h {
 			held[k] = true
 		}
 	}

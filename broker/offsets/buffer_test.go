@@ -245,3 +245,36 @@ func TestResetHoldsCommitsUntilPulledOrExpired(t *testing.T) {
 		t.Fatalf("a commit %v after the reset was ignored: %d", ResetHold, off)
 	}
 }
+
+// TestResetHoldEndsAfterTheResetOffsetIsCommitted: a client done with its
+// reset pause commits the reset offset (relayed by a follower if it talks to
+// one, where its pulls never reach the leader); the hold ends a grace later,
+// not at once, since its last stale commit may still be on its way.
+func TestResetHoldEndsAfterTheResetOffsetIsCommitted(t *testing.T) {
+	rep := fakereplica.New(nil, replica.RoleLeader)
+	now := time.Unix(2_000_000, 0)
+	b := NewBuffer(rep, func() time.Time { return now })
+	ctx := context.Background()
+	replicated := func() store.QueueOffset {
+		t.Helper()
+		if err := b.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		off, _ := rep.ConsumerOffset("g", "T", 0)
+		return off
+	}
+	if err := b.Reset(ctx, []fsm.OffsetEntry{{Group: "g", Topic: "T", QueueID: 0, Offset: 30}}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(10 * time.Second)
+	b.Put("g", "T", 0, 30) // the client's commit of the reset point
+	b.Put("g", "T", 0, 90) // its stale commit, served after it
+	if got := replicated(); got != 30 {
+		t.Fatalf("replicated %d right after the client committed the reset point, want 30", got)
+	}
+	now = now.Add(resetCommitGrace)
+	b.Put("g", "T", 0, 33)
+	if got := replicated(); got != 33 {
+		t.Fatalf("replicated %d %v after the client committed the reset point, want its progress 33", got, resetCommitGrace)
+	}
+}
