@@ -17,7 +17,7 @@ import (
 // that resumed from it skipped what the reset had put back. The reset is now
 // held against them, on this leader and on the next one (the hold comes
 // from the replicated reset, not from the old leader's memory), until a pull
-// from the reset offset shows the client resumed from it.
+// from the reset offset (or a commit of it) shows the client resumed from it.
 func TestO1ResetHeldAgainstStaleCommits(t *testing.T) {
 	tb := startTestBroker(t, replica.RoleLeader, nil)
 	for i := range 10 {

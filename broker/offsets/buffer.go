@@ -18,7 +18,7 @@ type key struct {
 
 // ResetHold is how long after an operator's reset the leader ignores the
 // group's commits of the reset queues, unless a pull from the reset offset
-// ends it sooner. A push consumer told to reset (RESET_CONSUMER_CLIENT_OFFSET)
+// or a commit of it ends it sooner. A push consumer told to reset (RESET_CONSUMER_CLIENT_OFFSET)
 // stops, waits 10 s, then commits the reset offset and pulls from it (the Go
 // and the Java client alike); until then its periodic commits, and the
 // commits carried by pulls already in flight, still hold its old offset, and
