@@ -51,7 +51,7 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 		storeHost:    host,
 		clients:      clients.NewRegistry(cfg.Monotonic()),
 		pulls:        clients.NewPullWaiters(),
-		offsets:      offsets.NewBuffer(rep),
+		offsets:      offsets.NewBuffer(rep, rep.Now),
 		stats:        stats.New(cfg.ClusterName, rep.Now()),
 		ctx:          ctx,
 		registerKick: make(chan struct{}, 1),

@@ -65,6 +65,8 @@ func (t CommandType) String() string {
 		return "ACLSet"
 	case CmdMemberUpsert:
 		return "MemberUpsert"
+	case CmdOffsetReset:
+		return "OffsetReset"
 	}
 	return fmt.Sprintf("CommandType(%d)", uint8(t))
 }
@@ -193,6 +195,10 @@ func Encode(dst []byte, c Command) ([]byte, error) {
 		return appendJSON(dst, CmdMemberUpsert, c.Member)
 	case *MemberUpsert:
 		return appendJSON(dst, CmdMemberUpsert, c.Member)
+	case OffsetReset:
+		return appendOffsetReset(dst, &c)
+	case *OffsetReset:
+		return appendOffsetReset(dst, c)
 	}
 	return dst, fmt.Errorf("%w: %T", ErrUnknownCommand, c)
 }
@@ -282,7 +288,7 @@ func DecodeCommand(b []byte) (Command, error) {
 		return nil, fmt.Errorf("%w: %d bytes, need at least %d", ErrBadCommand, len(b), headerLen)
 	}
 	t := CommandType(b[0])
-	if t == 0 || (t > CmdPinSegmentSize && t != CmdDeliverScheduled && t != CmdTransactionOps && t != CmdACLSet && t != CmdMemberUpsert) {
+	if t == 0 || (t > CmdPinSegmentSize && t != CmdDeliverScheduled && t != CmdTransactionOps && t != CmdACLSet && t != CmdMemberUpsert && t != CmdOffsetReset) {
 		return nil, fmt.Errorf("%w: %d", ErrUnknownCommand, uint8(t))
 	}
 	if b[1] != commandVersion {
@@ -344,6 +350,8 @@ func DecodeCommand(b []byte) (Command, error) {
 		return decodeACLSet(p)
 	case CmdMemberUpsert:
 		return decodeMemberUpsert(p)
+	case CmdOffsetReset:
+		return decodeOffsetReset(p)
 	default: // CmdPinSegmentSize
 		if len(p) != 8 {
 			return nil, badf(t, "payload of %d bytes, want 8", len(p))
@@ -461,8 +469,13 @@ func decodeName(t CommandType, p []byte) (string, byte, error) {
 // | topic | int32 queueId | int64 offset). Binary because it is proposed every second
 // with one entry per (group, queue) that moved.
 func appendOffsets(dst []byte, es []OffsetEntry) ([]byte, error) {
-	be := binary.BigEndian
 	dst = append(dst, byte(CmdConsumerOffsets), commandVersion)
+	return appendOffsetEntries(dst, es)
+}
+
+// appendOffsetEntries is ConsumerOffsets' payload (OffsetReset's too).
+func appendOffsetEntries(dst []byte, es []OffsetEntry) ([]byte, error) {
+	be := binary.BigEndian
 	dst = be.AppendUint32(dst, uint32(len(es)))
 	for _, e := range es {
 		if e.Group == "" || e.Topic == "" || len(e.Group) > math.MaxUint16 || len(e.Topic) > math.MaxUint16 {
@@ -479,7 +492,15 @@ func appendOffsets(dst []byte, es []OffsetEntry) ([]byte, error) {
 }
 
 func decodeOffsets(p []byte) (*ConsumerOffsets, error) {
-	const t = CmdConsumerOffsets
+	es, err := decodeOffsetEntries(CmdConsumerOffsets, p)
+	if err != nil {
+		return nil, err
+	}
+	return &ConsumerOffsets{Offsets: es}, nil
+}
+
+// decodeOffsetEntries reads appendOffsetEntries' payload of a command of type t.
+func decodeOffsetEntries(t CommandType, p []byte) ([]OffsetEntry, error) {
 	be := binary.BigEndian
 	if len(p) < 4 {
 		return nil, badf(t, "short count")
@@ -490,8 +511,8 @@ func decodeOffsets(p []byte) (*ConsumerOffsets, error) {
 	if uint64(n)*minEntry > uint64(len(p)) {
 		return nil, badf(t, "count %d does not fit in %d bytes", n, len(p))
 	}
-	c := &ConsumerOffsets{Offsets: make([]OffsetEntry, n)}
-	for i := range c.Offsets {
+	es := make([]OffsetEntry, n)
+	for i := range es {
 		var g, tp string
 		var ok bool
 		if g, p, ok = readString16(p); !ok {
@@ -503,13 +524,13 @@ func decodeOffsets(p []byte) (*ConsumerOffsets, error) {
 		if len(p) < 12 {
 			return nil, badf(t, "entry %d: short", i)
 		}
-		c.Offsets[i] = OffsetEntry{Group: g, Topic: tp, QueueID: int32(be.Uint32(p)), Offset: store.QueueOffset(be.Uint64(p[4:]))}
+		es[i] = OffsetEntry{Group: g, Topic: tp, QueueID: int32(be.Uint32(p)), Offset: store.QueueOffset(be.Uint64(p[4:]))}
 		p = p[12:]
 	}
 	if len(p) != 0 {
 		return nil, badf(t, "%d trailing bytes", len(p))
 	}
-	return c, nil
+	return es, nil
 }
 
 func readString16(p []byte) (string, []byte, bool) {

@@ -29,6 +29,7 @@
 //	|  24  | DeliverScheduled        | n, n×(level, from, to), PutMessages payload         | *PutResult    |
 //	|  25  | TransactionOps          | n, n×(kind u8, halfOffset i64, record i32), PutMessages payload | *TransactionResult |
 //	|  26  | MemberUpsert            | JSON MemberInfo {id, clientAddr, group}             | *ConfigResult |
+//	|  27  | OffsetReset             | at int64 (ms), then ConsumerOffsets' payload        | *ConfigResult |
 //
 // TransactionOps records transaction decisions over RMQ_SYS_TRANS_HALF_TOPIC queue 0,
 // keyed by half queue offset: commit (re-puts its record, the message in its real

@@ -271,6 +271,10 @@ func (f *FSM) applyCommand(l *raft.Log) any {
 	case *ConsumerOffsets:
 		f.meta.setOffsets(c.Offsets)
 		return &ConfigResult{DataVersion: f.meta.DataVersion()}
+	case *OffsetReset:
+		f.meta.setOffsets(c.Offsets)
+		f.meta.setResets(c.At, c.Offsets)
+		return &ConfigResult{DataVersion: f.meta.DataVersion()}
 	case *ScheduleProgress:
 		f.meta.setSchedule(c.Levels)
 		return &ConfigResult{DataVersion: f.meta.DataVersion()}

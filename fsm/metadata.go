@@ -141,6 +141,9 @@ type Metadata struct {
 	// members is what each member announced about itself, by raft id
 	// (members.go).
 	members map[string]MemberInfo
+	// resets is the last operator reset of each offset (resets.go); nil
+	// until the first, and not part of the image.
+	resets map[resetKey]ResetMark
 }
 
 func newMetadata() *Metadata {

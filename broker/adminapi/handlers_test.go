@@ -43,7 +43,7 @@ func newFixture(t *testing.T) *fixture {
 	fx.api = New(Deps{
 		Config:  Config{ClusterName: "c", BrokerName: "broker-a", ClientAddr: "127.0.0.1:10911", SelfID: "n0"},
 		Store:   st,
-		Replica: fx.rep, Offsets: offsets.NewBuffer(fx.rep),
+		Replica: fx.rep, Offsets: offsets.NewBuffer(fx.rep, time.Now),
 		Clients: clients.NewRegistry(time.Unix(0, 0)), Pulls: clients.NewPullWaiters(),
 		TopicsChanged: func() { fx.changed.Add(1) },
 	})

@@ -102,7 +102,8 @@ func resetNotification(lang string, entries []ResetOffsetEntry) []byte {
 
 // resetOffset serves INVOKE_BROKER_TO_RESET_OFFSET (222) from admin tools on the
 // leader: ext topic, group, timestamp (ms; -1 = the end), isForce. It computes
-// the offsets, replicates them as the group's committed offsets, then tells every
+// the offsets, replicates them as the group's committed offsets (held against
+// the clients' stale commits for offsets.ResetHold), then tells every
 // connected client of the group with RESET_CONSUMER_CLIENT_OFFSET (220), which
 // makes a push consumer (Go or Java, each sent the body form it parses) drop
 // its queues and resume from the new offsets. The answer is Apache's
@@ -126,12 +127,17 @@ func (a *API) resetOffset(ctx context.Context, req *route.Request) (*transport.C
 		func(q int32, ts int64) store.QueueOffset { return st.SearchOffsetByTimestamp(topic, q, ts) },
 		func(q int32) store.QueueOffset { return st.MaxQueueOffset(topic, q) },
 		func(q int32) (store.QueueOffset, bool) { return a.consumerOffset(group, topic, q) })
+	offs := make([]fsm.OffsetEntry, 0, len(entries))
 	for _, en := range entries {
-		a.d.Offsets.Put(group, topic, en.QueueID, store.QueueOffset(en.Offset))
+		offs = append(offs, fsm.OffsetEntry{Group: group, Topic: topic, QueueID: en.QueueID, Offset: store.QueueOffset(en.Offset)})
 	}
+	// Replicated as one reset entry, exactly these offsets: a commit put into
+	// the buffer meanwhile can neither replace one of them nor follow it
+	// (offsets.Buffer.Reset, which also holds the group's commits of these
+	// queues until its clients resume from them; chaos scenario O1).
 	cctx, cancel := context.WithTimeout(ctx, offsetFlushTimeout)
 	defer cancel()
-	if err := a.d.Offsets.Flush(cctx); err != nil {
+	if err := a.d.Offsets.Reset(cctx, offs); err != nil {
 		return nil, fmt.Errorf("reset offsets group=%s topic=%s: replicate: %w", group, topic, err)
 	}
 	ext := map[string]string{

@@ -83,8 +83,13 @@ func (a *API) handlePull(ctx context.Context, req *route.Request) (*transport.Co
 	if err != nil {
 		return nil, err
 	}
-	if h.SysFlag&pullFlagCommitOffset != 0 && h.CommitOffset > 0 && a.leading() {
-		a.d.Offsets.Put(h.ConsumerGroup, h.Topic, h.QueueID, store.QueueOffset(h.CommitOffset))
+	if a.leading() {
+		// First: a pull from a reset offset ends the reset's hold, and the
+		// commit it carries is then progress past the reset.
+		a.d.Offsets.Pulled(h.ConsumerGroup, h.Topic, h.QueueID, store.QueueOffset(h.QueueOffset))
+		if h.SysFlag&pullFlagCommitOffset != 0 && h.CommitOffset > 0 {
+			a.d.Offsets.Put(h.ConsumerGroup, h.Topic, h.QueueID, store.QueueOffset(h.CommitOffset))
+		}
 	}
 	maxMsgs := int(h.MaxMsgNums)
 	if maxMsgs <= 0 || maxMsgs > 1024 {

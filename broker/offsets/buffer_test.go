@@ -22,7 +22,7 @@ func (failingMetadata) CommitOffsets(context.Context, []fsm.OffsetEntry) error {
 
 func TestFlushReplicatesOnceSortedAndPendingWinsUntilThen(t *testing.T) {
 	rep := fakereplica.New(nil, replica.RoleLeader)
-	b := NewBuffer(rep)
+	b := NewBuffer(rep, time.Now)
 	b.Put("g", "T", 1, 5)
 	b.Put("g", "T", 1, 7) // coalesced: only the newest is replicated
 	b.Put("a", "T", 0, 3)
@@ -45,7 +45,7 @@ func TestFlushReplicatesOnceSortedAndPendingWinsUntilThen(t *testing.T) {
 }
 
 func TestFailedFlushRestoresUnlessNewer(t *testing.T) {
-	b := NewBuffer(failingMetadata{fakereplica.New(nil, replica.RoleFollower)})
+	b := NewBuffer(failingMetadata{fakereplica.New(nil, replica.RoleFollower)}, time.Now)
 	b.Put("g", "T", 0, store.QueueOffset(4))
 	offs := b.take()
 	b.Put("g", "T", 0, 6) // arrives while the flush is in flight
@@ -63,7 +63,7 @@ func TestFailedFlushRestoresUnlessNewer(t *testing.T) {
 
 func TestForgetDropsOnlyThatGroupsPendingOffsets(t *testing.T) {
 	rep := fakereplica.New(nil, replica.RoleLeader)
-	b := NewBuffer(rep)
+	b := NewBuffer(rep, time.Now)
 	b.Put("gone", "T", 0, 5)
 	b.Put("gone", "U", 1, 6)
 	b.Put("kept", "T", 0, 7)
@@ -80,7 +80,7 @@ func TestForgetDropsOnlyThatGroupsPendingOffsets(t *testing.T) {
 // later Flush writes nothing stale.
 func TestDropDiscardsPending(t *testing.T) {
 	rep := fakereplica.New(nil, replica.RoleLeader)
-	b := NewBuffer(rep)
+	b := NewBuffer(rep, time.Now)
 	b.Put("g", "T", 0, 7)
 	b.Put("g", "T", 1, 9)
 	if n := b.Drop(); n != 2 {
@@ -99,7 +99,7 @@ func TestDropDiscardsPending(t *testing.T) {
 
 func TestDurableReplicatesFirstAndNeverAnswersPending(t *testing.T) {
 	rep := fakereplica.New(nil, replica.RoleLeader)
-	b := NewBuffer(rep)
+	b := NewBuffer(rep, time.Now)
 	b.Put("g", "T", 0, 4)
 	if off, ok := b.Durable(context.Background(), "g", "T", 0); !ok || off != 4 {
 		t.Fatalf("durable = %d, %v; want 4, replicated by the read", off, ok)
@@ -108,7 +108,7 @@ func TestDurableReplicatesFirstAndNeverAnswersPending(t *testing.T) {
 		t.Fatalf("replica holds %d, %v after the read; want 4", off, ok)
 	}
 	// A deposed leader: the flush fails, the pending 6 is not the answer.
-	deposed := NewBuffer(failingMetadata{rep})
+	deposed := NewBuffer(failingMetadata{rep}, time.Now)
 	deposed.Put("g", "T", 0, 6)
 	if off, ok := deposed.Durable(context.Background(), "g", "T", 0); !ok || off != 4 {
 		t.Fatalf("durable on a deposed leader = %d, %v; want the replicated 4", off, ok)
@@ -153,7 +153,7 @@ func (g *gatedMetadata) CommitOffsets(ctx context.Context, offs []fsm.OffsetEntr
 // after a newer one and the committed offset would go back.
 func TestFlushesRunOneAtATimeInTakeOrder(t *testing.T) {
 	g := &gatedMetadata{Metadata: fakereplica.New(nil, replica.RoleLeader), release: make(chan struct{}), entered: make(chan struct{})}
-	b := NewBuffer(g)
+	b := NewBuffer(g, time.Now)
 	b.Put("g", "T", 0, 300)
 	first := make(chan error, 1)
 	go func() { first <- b.Flush(context.Background()) }()
@@ -177,5 +177,104 @@ func TestFlushesRunOneAtATimeInTakeOrder(t *testing.T) {
 	}
 	if g.most != 1 {
 		t.Fatalf("%d CommitOffsets calls ran at once, want 1", g.most)
+	}
+}
+
+// TestResetHoldsCommitsUntilPulledOrExpired: after Reset the buffer drops
+// what was pending for the queue and ignores commits until a pull from the
+// reset offset or ResetHold has passed; a buffer that never saw the reset
+// (the next leader's) holds it too, from the replicated mark.
+func TestResetHoldsCommitsUntilPulledOrExpired(t *testing.T) {
+	rep := fakereplica.New(nil, replica.RoleLeader)
+	now := time.Unix(1_000_000, 0)
+	clock := func() time.Time { return now }
+	b := NewBuffer(rep, clock)
+	ctx := context.Background()
+	replicated := func() store.QueueOffset {
+		t.Helper()
+		if err := b.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		off, _ := rep.ConsumerOffset("g", "T", 0)
+		return off
+	}
+	b.Put("g", "T", 0, 90)
+	b.Put("g", "T", 1, 50) // another queue, not reset
+	if err := b.Reset(ctx, []fsm.OffsetEntry{{Group: "g", Topic: "T", QueueID: 0, Offset: 30}}); err != nil {
+		t.Fatal(err)
+	}
+	b.Put("g", "T", 0, 90) // a client that has not applied the reset
+	if got := replicated(); got != 30 {
+		t.Fatalf("replicated %d after a stale commit, want the reset's 30", got)
+	}
+	if off, _ := rep.ConsumerOffset("g", "T", 1); off != 50 {
+		t.Fatalf("queue 1 (not reset) replicated %d, want 50", off)
+	}
+	next := NewBuffer(rep, clock)
+	next.Put("g", "T", 0, 91)
+	if err := next.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if off, _ := rep.ConsumerOffset("g", "T", 0); off != 30 {
+		t.Fatalf("the next leader's buffer took a stale commit: %d", off)
+	}
+	b.Pulled("g", "T", 0, 88) // a pull from elsewhere: the client has not resumed
+	b.Put("g", "T", 0, 90)
+	if got := replicated(); got != 30 {
+		t.Fatalf("replicated %d after a pull from the old position, want 30", got)
+	}
+	b.Pulled("g", "T", 0, 30)
+	b.Put("g", "T", 0, 34)
+	if got := replicated(); got != 34 {
+		t.Fatalf("replicated %d after the client resumed from the reset, want 34", got)
+	}
+	// The next leader has no such pull: its hold ends with time.
+	next.Put("g", "T", 0, 95)
+	if err := next.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if off, _ := rep.ConsumerOffset("g", "T", 0); off != 34 {
+		t.Fatalf("the next leader's hold ended early: %d", off)
+	}
+	now = now.Add(ResetHold)
+	next.Put("g", "T", 0, 96)
+	if err := next.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if off, _ := rep.ConsumerOffset("g", "T", 0); off != 96 {
+		t.Fatalf("a commit %v after the reset was ignored: %d", ResetHold, off)
+	}
+}
+
+// TestResetHoldEndsAfterTheResetOffsetIsCommitted: a client done with its
+// reset pause commits the reset offset (relayed by a follower if it talks to
+// one, where its pulls never reach the leader); the hold ends a grace later,
+// not at once, since its last stale commit may still be on its way.
+func TestResetHoldEndsAfterTheResetOffsetIsCommitted(t *testing.T) {
+	rep := fakereplica.New(nil, replica.RoleLeader)
+	now := time.Unix(2_000_000, 0)
+	b := NewBuffer(rep, func() time.Time { return now })
+	ctx := context.Background()
+	replicated := func() store.QueueOffset {
+		t.Helper()
+		if err := b.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		off, _ := rep.ConsumerOffset("g", "T", 0)
+		return off
+	}
+	if err := b.Reset(ctx, []fsm.OffsetEntry{{Group: "g", Topic: "T", QueueID: 0, Offset: 30}}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(10 * time.Second)
+	b.Put("g", "T", 0, 30) // the client's commit of the reset point
+	b.Put("g", "T", 0, 90) // its stale commit, served after it
+	if got := replicated(); got != 30 {
+		t.Fatalf("replicated %d right after the client committed the reset point, want 30", got)
+	}
+	now = now.Add(resetCommitGrace)
+	b.Put("g", "T", 0, 33)
+	if got := replicated(); got != 33 {
+		t.Fatalf("replicated %d %v after the client committed the reset point, want its progress 33", got, resetCommitGrace)
 	}
 }

@@ -6,7 +6,7 @@
 //
 // It may import broker/replica, fsm and store.
 //
-//	buf := offsets.NewBuffer(rep)
+//	buf := offsets.NewBuffer(rep, rep.Now)
 //	buf.Put("g", "T", 0, 42)
 //	off, ok := buf.Committed("g", "T", 0) // pending here, else replicated
 //	err := buf.Flush(ctx)                 // one CommitOffsets entry

@@ -103,6 +103,14 @@ func (r *nodeReplica) CommitOffsets(ctx context.Context, offsets []fsm.OffsetEnt
 	return r.applyConfig(ctx, fsm.ConsumerOffsets{Offsets: offsets})
 }
 
+func (r *nodeReplica) ResetOffsets(ctx context.Context, at time.Time, offsets []fsm.OffsetEntry) error {
+	return r.applyConfig(ctx, fsm.OffsetReset{At: at.UnixMilli(), Offsets: offsets})
+}
+
+func (r *nodeReplica) LastReset(group, topic string, queueID int32) (fsm.ResetMark, bool) {
+	return r.meta.LastReset(group, topic, queueID)
+}
+
 func (r *nodeReplica) Topic(name string) (fsm.TopicConfig, bool) { return r.meta.Topic(name) }
 
 func (r *nodeReplica) Topics() []fsm.TopicConfig { return r.meta.Topics() }

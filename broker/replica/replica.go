@@ -28,11 +28,16 @@ type Metadata interface {
 	// wrapping fsm.ErrGroupNotFound.
 	DeleteSubscriptionGroup(ctx context.Context, name string, cleanOffsets bool) error
 	CommitOffsets(ctx context.Context, offsets []fsm.OffsetEntry) error
+	// ResetOffsets sets offsets as an operator's reset made at at, which every
+	// node then reports through LastReset (fsm.OffsetReset).
+	ResetOffsets(ctx context.Context, at time.Time, offsets []fsm.OffsetEntry) error
 
 	Topic(name string) (fsm.TopicConfig, bool)
 	Topics() []fsm.TopicConfig
 	SubscriptionGroups() []fsm.SubscriptionGroupConfig
 	ConsumerOffset(group, topic string, queueID int32) (store.QueueOffset, bool)
+	// LastReset is the last reset of the offset this node applied.
+	LastReset(group, topic string, queueID int32) (fsm.ResetMark, bool)
 	// DataVersion increases with every topic or group change.
 	DataVersion() int64
 }

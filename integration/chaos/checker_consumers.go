@@ -27,6 +27,10 @@ type GroupStats struct {
 	// no leader change; Unexplained ones were at or below an offset committed
 	// redeliverySlack before they came again, which no re-pull explains.
 	AfterLeaderChange, AfterRebalance, Unexplained int
+	// AfterReset are redeliveries a recorded reset between the first
+	// delivery and this one put back (checker_resets.go).
+	AfterReset int
+	Resets     ResetStats // checker_resets.go
 }
 
 // checkConsumers runs the consumer-side checks over every consumer group the
@@ -44,16 +48,40 @@ type GroupStats struct {
 //     redeliverySlack before it. So at most what was delivered after the last
 //     commit that reached the replicas is delivered twice: the client commits
 //     every 5 s and the leader replicates offsets every second, so about 6 s of
-//     a queue's messages per leader change or rebalance.
+//     a queue's messages per leader change or rebalance;
+//  5. after a recorded reset the group gets the messages from the reset point
+//     up to the offset committed before it again (checker_resets.go).
 func (r *Report) checkConsumers(h *History, ref ReplicaLog) {
 	groups := h.Groups()
 	if len(groups) == 0 {
 		return
 	}
 	acked := ackedByTopic(h.Sends())
+	byGroup, obs := consumerView(h)
+	for _, g := range groups {
+		ds := byGroup[g.Name]
+		gs := GroupStats{Group: g, Deliveries: len(ds)}
+		r.Deliveries += len(ds)
+		r.checkDelivered(g, ds, acked[g.Topic], ref)
+		r.checkOffsets(g, obs[g.Name])
+		if g.Kind == Orderly {
+			r.checkOrderly(g, ds)
+		}
+		r.checkRedeliveries(&gs, ds, obs[g.Name])
+		r.checkResetRedeliveries(&gs, ds, obs[g.Name])
+		r.Groups = append(r.Groups, gs)
+	}
+}
+
+// consumerView is h's deliveries by group in Start order and its offset
+// observations by group and queue in At order.
+func consumerView(h *History) (map[string][]Delivery, map[string]map[QueueKey][]OffsetObs) {
 	byGroup := map[string][]Delivery{}
 	for _, d := range h.Deliveries() {
 		byGroup[d.Group] = append(byGroup[d.Group], d)
+	}
+	for _, ds := range byGroup {
+		sort.SliceStable(ds, func(i, j int) bool { return ds[i].Start.Before(ds[j].Start) })
 	}
 	obs := map[string]map[QueueKey][]OffsetObs{}
 	for _, o := range h.Offsets() {
@@ -67,19 +95,7 @@ func (r *Report) checkConsumers(h *History, ref ReplicaLog) {
 			sort.SliceStable(l, func(i, j int) bool { return l[i].At.Before(l[j].At) })
 		}
 	}
-	for _, g := range groups {
-		ds := byGroup[g.Name]
-		sort.SliceStable(ds, func(i, j int) bool { return ds[i].Start.Before(ds[j].Start) })
-		gs := GroupStats{Group: g, Deliveries: len(ds)}
-		r.Deliveries += len(ds)
-		r.checkDelivered(g, ds, acked[g.Topic], ref)
-		r.checkOffsets(g, obs[g.Name])
-		if g.Kind == Orderly {
-			r.checkOrderly(g, ds)
-		}
-		r.checkRedeliveries(&gs, ds, obs[g.Name])
-		r.Groups = append(r.Groups, gs)
-	}
+	return byGroup, obs
 }
 
 // checkDelivered is check 1.
@@ -116,8 +132,12 @@ func (r *Report) checkOffsets(g ConsumerGroup, byQueue map[QueueKey][]OffsetObs)
 			r.OffsetPolls++
 			if prev != nil && o.Offset < prev.Offset {
 				r.OffsetRegressions++
-				r.problem(&r.Examples, fmt.Sprintf("offset regression: group %s %s committed %d (%s at %s) then %d (%s at %s) with no reset between",
-					g.Name, q, prev.Offset, prev.Addr, prev.At.Format("15:04:05.000"), o.Offset, o.Addr, o.At.Format("15:04:05.000")))
+				was := fmt.Sprintf("committed %d (%s at %s)", prev.Offset, prev.Addr, prev.At.Format("15:04:05.000"))
+				if prev.Reset {
+					was = fmt.Sprintf("reset to %d at %s", prev.Offset, prev.At.Format("15:04:05.000"))
+				}
+				r.problem(&r.Examples, fmt.Sprintf("offset regression: group %s %s %s then %d (%s at %s) with no reset between",
+					g.Name, q, was, o.Offset, o.Addr, o.At.Format("15:04:05.000")))
 			}
 			prev = o
 		}
@@ -198,6 +218,8 @@ func (r *Report) checkRedeliveries(gs *GroupStats, ds []Delivery, obs map[QueueK
 			r.problem(&r.Examples, fmt.Sprintf("unexplained redelivery: group %s %s@%d again to %s at %s (first to %s at %s), below offset %d committed by %s",
 				gs.Group.Name, d.Queue, d.Offset, d.Consumer, d.Start.Format("15:04:05.000"), f.Consumer, f.Start.Format("15:04:05.000"),
 				committed, d.Start.Add(-redeliverySlack).Format("15:04:05.000")))
+		case resetBetween(l, f.Start, d.Start, d.Offset):
+			gs.AfterReset++
 		case leaderChanged(l, f.Start, d.Start):
 			gs.AfterLeaderChange++
 		default:

@@ -118,6 +118,10 @@ func TestConsumerChecksAcceptLegalHistories(t *testing.T) {
 		{"an explicit reset moves the offset back", func(h *History) {
 			h.AddOffsetReset("cc", q0, 0, at(2500))
 			h.AddOffset(OffsetObs{Group: "cc", Queue: q0, Offset: 1, At: at(2600), Addr: "A"})
+			// and the group gets q0@0..3 again (checker_resets.go)
+			for i, id := range []string{"a", "b", "c", "d"} {
+				h.AddDelivery(Delivery{Group: "cc", Consumer: "c0", Queue: q0, Offset: int64(i), ID: id, Start: at(2550 + i), End: at(2550 + i)})
+			}
 		}, func(r Report) string {
 			if r.OffsetResets != 1 || r.OffsetRegressions != 0 {
 				return "want 1 reset, 0 regressions"

@@ -47,6 +47,10 @@ type Consumers struct {
 	wg   sync.WaitGroup
 
 	kinds []GroupKind // the groups each topic gets
+	// pollMu is held by every poll round: Quiet takes it so that no poll
+	// straddles what a scenario records (a reset), whose order against the
+	// polls the checker relies on.
+	pollMu sync.Mutex
 
 	mu      sync.Mutex
 	started map[string][]int32 // topic → queues polled
@@ -188,6 +192,8 @@ func startPushConsumer(pc rocketmq.PushConsumer) error {
 // poll reads every started group's committed offset of every queue from the
 // node the nameserver lists as brokerId 0 (what the clients commit to).
 func (cs *Consumers) poll() {
+	cs.pollMu.Lock()
+	defer cs.pollMu.Unlock()
 	ctx := context.Background()
 	addrs, err := cs.c.BrokerAddrs(ctx)
 	if err != nil || addrs[0] == "" {
@@ -206,6 +212,17 @@ func (cs *Consumers) poll() {
 			}
 		}
 	}
+}
+
+// Quiet runs f with no offset poll in flight: a poll recorded before f
+// returned its answer before f began, one recorded after asked after f ended.
+// A reset recorded inside f is thereby ordered against every poll (a poll
+// answered before the reset but recorded after it would look like the
+// offset going back).
+func (cs *Consumers) Quiet(f func()) {
+	cs.pollMu.Lock()
+	defer cs.pollMu.Unlock()
+	f()
 }
 
 // queryOffset is QUERY_CONSUMER_OFFSET without the broker's "0 if none" rule,

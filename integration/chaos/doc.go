@@ -27,6 +27,14 @@
 // committed offsets from brokerId 0 (consumer_history.go); the checker's
 // consumer-side checks are in checker_consumers.go.
 //
+// Scenario O1 (full matrix) resets the concurrent groups' offsets back in time
+// during failovers, as an operator does with mqadmin resetOffsetByTime
+// (reset.go sends INVOKE_BROKER_TO_RESET_OFFSET and reads the answer's
+// queue → offset table), and records each reset point with
+// History.AddOffsetReset while no offset poll is in flight
+// (Consumers.Quiet); checker_resets.go holds the group to getting every
+// message from the reset point up to the offset committed before it again.
+//
 // # On a real network
 //
 // With Options.Net (netns.go, netns_faults.go) every process runs in its own

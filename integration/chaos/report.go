@@ -34,6 +34,9 @@ type Report struct {
 	OffsetPolls, OffsetResets, OffsetRegressions int
 	OrderlyOverlaps, OrderlyOutOfOrder           int
 	Redelivered, RedeliveredUnexplained          int
+	// Offset resets (checker_resets.go): queues moved back, the messages that
+	// put back, how many came again after the reset and how many did not.
+	ResetQueues, ResetOwed, ResetRedelivered, ResetMissed int
 
 	// Failover: kill → first acked send on the new leader; NSFailover: kill → new
 	// leader listed as brokerId 0 on the nameserver.
@@ -66,7 +69,8 @@ func (r *Report) OK() bool {
 		r.VisibleThenLost == 0 && r.PollSkips == 0 && r.OrderViolations == 0 && r.DrainMismatch == 0 &&
 		r.FailedPresent == 0 && r.Replicas > 0 && r.Identical == r.Replicas && len(r.Failures) == 0 &&
 		r.LostDeliveries == 0 && r.DeliveryMismatch == 0 && r.OffsetRegressions == 0 &&
-		r.OrderlyOverlaps == 0 && r.OrderlyOutOfOrder == 0 && r.RedeliveredUnexplained == 0
+		r.OrderlyOverlaps == 0 && r.OrderlyOutOfOrder == 0 && r.RedeliveredUnexplained == 0 &&
+		r.ResetMissed == 0
 }
 
 // String is the report block of reliability-plan.md, followed by notes and problems.
@@ -93,9 +97,17 @@ func (r *Report) String() string {
 		fmt.Fprintf(&b, "\nconsumers: groups %d | deliveries %d | lost deliveries %d | mismatched %d | offset regressions %d (polls %d, resets %d) | two-owner overlaps %d | orderly out of order %d | redelivered %d (unexplained %d)",
 			len(r.Groups), r.Deliveries, r.LostDeliveries, r.DeliveryMismatch, r.OffsetRegressions, r.OffsetPolls, r.OffsetResets,
 			r.OrderlyOverlaps, r.OrderlyOutOfOrder, r.Redelivered, r.RedeliveredUnexplained)
+		if r.OffsetResets > 0 {
+			fmt.Fprintf(&b, "\nresets: %d recorded | queues moved back %d | messages put back %d | redelivered after the reset %d | missed %d",
+				r.OffsetResets, r.ResetQueues, r.ResetOwed, r.ResetRedelivered, r.ResetMissed)
+		}
 		for _, g := range r.Groups {
 			fmt.Fprintf(&b, "\ngroup %s (%s, %s): %d deliveries of %d messages, duplicates %d (after a leader change %d, after a rebalance %d, unexplained %d)",
 				g.Group.Name, g.Group.Kind, g.Group.Topic, g.Deliveries, g.Distinct, g.Deliveries-g.Distinct, g.AfterLeaderChange, g.AfterRebalance, g.Unexplained)
+			if g.Resets.Queues > 0 || g.AfterReset > 0 {
+				fmt.Fprintf(&b, "; after a reset %d; resets moved %d queue(s) back, %d messages put back, %d redelivered, %d missed",
+					g.AfterReset, g.Resets.Queues, g.Resets.Owed, g.Resets.Redelivered, g.Resets.Missed)
+			}
 		}
 	}
 	fmt.Fprintf(&b, "\nreplicas: %d/%d identical", r.Identical, r.Replicas)

@@ -125,9 +125,7 @@ func begin(t *testing.T, id string, copts Options, wopts *WorkloadOptions) *scen
 		}
 		s.startConsumers()
 	}
-	if wopts == nil || !wopts.NoLoad {
-		s.startLoad()
-	}
+	s.startLoad()
 	return s
 }
 

@@ -34,9 +34,6 @@ type WorkloadOptions struct {
 	// History, when set, is where this workload records (several workloads,
 	// e.g. the recorded one and a background load, judged as one history).
 	History *History
-	// NoLoad: a scenario runs this workload without the background load
-	// every other scenario gets (the soak, whose recorded workload is its load).
-	NoLoad bool
 }
 
 // Workload is the producers and readers of one scenario, recording into a History.

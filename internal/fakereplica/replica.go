@@ -28,6 +28,7 @@ type Replica struct {
 	topics     map[string]fsm.TopicConfig
 	groups     map[string]fsm.SubscriptionGroupConfig
 	offsets    map[offsetKey]store.QueueOffset
+	resets     map[offsetKey]fsm.ResetMark
 	version    int64
 	changes    chan replica.Status
 	puts       int
@@ -155,6 +156,28 @@ func (f *Replica) CommitOffsets(_ context.Context, offs []fsm.OffsetEntry) error
 		f.offsets[offsetKey{o.Group, o.Topic, o.QueueID}] = o.Offset
 	}
 	return nil
+}
+
+// ResetOffsets sets the offsets and leaves reset marks, as fsm.OffsetReset.
+func (f *Replica) ResetOffsets(_ context.Context, at time.Time, offs []fsm.OffsetEntry) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.resets == nil {
+		f.resets = map[offsetKey]fsm.ResetMark{}
+	}
+	for _, o := range offs {
+		k := offsetKey{o.Group, o.Topic, o.QueueID}
+		f.offsets[k] = o.Offset
+		f.resets[k] = fsm.ResetMark{Offset: int64(o.Offset), At: at.UnixMilli()}
+	}
+	return nil
+}
+
+func (f *Replica) LastReset(group, topic string, queueID int32) (fsm.ResetMark, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.resets[offsetKey{group, topic, queueID}]
+	return r, ok
 }
 
 func (f *Replica) Topic(name string) (fsm.TopicConfig, bool) {
