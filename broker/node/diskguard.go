@@ -40,6 +40,50 @@ type diskGuard struct {
 	logStart, storeStart atomic.Int64
 	fences               atomic.Int64
 	fenced               atomic.Bool
+	// logFailed is when (unix ns) a raft log write last failed, 0 once one
+	// succeeded since. For campaignHold after it the node asks nobody for a
+	// vote (campaignCheck).
+	logFailed atomic.Int64
+}
+
+// ErrLogFailing is what a node whose raft log write just failed gets from
+// RequestVote and RequestPreVote.
+var ErrLogFailing = errors.New("node: raft log write failing: not campaigning")
+
+// campaignHold is how long after a failed raft log write the node does not
+// campaign: twice the stall threshold (4 s by default), several election
+// timeouts. A node whose log write fails (ENOSPC, an I/O error) steps down, as
+// hashicorp/raft makes it, but its log is as long as anyone's, so it can win
+// the next election, fail its first write again and step down again, each
+// round costing an election timeout in which nobody acknowledges anything
+// (chaos D1 counts those wins; D9 on the leader failed when the full node won
+// every election of its 4 s of ENOSPC). Not asking for votes is safe in raft
+// (a partition does the same) and ends with the hold, or at the first write
+// that succeeds (as a follower), so a group whose every disk failed still
+// elects.
+func (g *diskGuard) campaignHold() time.Duration { return 2 * g.threshold }
+
+// logWritten records the outcome of a raft log write.
+func (g *diskGuard) logWritten(err error) {
+	if err != nil {
+		if g.logFailed.Swap(time.Now().UnixNano()) == 0 {
+			g.log.Error("raft log write failed: not campaigning until one succeeds or the hold ends", "hold", g.campaignHold(), "error", err)
+		}
+	} else if g.logFailed.Load() != 0 {
+		g.logFailed.Store(0)
+	}
+}
+
+// campaignCheck fails while the node must not ask for votes (stalled, or a
+// raft log write failed within campaignHold).
+func (g *diskGuard) campaignCheck() error {
+	if err := g.check(); err != nil {
+		return err
+	}
+	if failed := g.logFailed.Load(); failed != 0 && time.Duration(time.Now().UnixNano()-failed) < g.campaignHold() {
+		return fmt.Errorf("%w (failed %v ago)", ErrLogFailing, time.Duration(time.Now().UnixNano()-failed).Round(time.Millisecond))
+	}
+	return nil
 }
 
 // newDiskGuard returns a guard that fences after threshold; threshold ≤ 0
@@ -96,7 +140,9 @@ type guardedLogStore struct {
 }
 
 func (s guardedLogStore) StoreLogs(logs []*raft.Log) error {
-	return s.g.time(&s.g.logStart, func() error { return s.LogStore.StoreLogs(logs) })
+	err := s.g.time(&s.g.logStart, func() error { return s.LogStore.StoreLogs(logs) })
+	s.g.logWritten(err)
+	return err
 }
 
 func (s guardedLogStore) StoreLog(log *raft.Log) error {
@@ -157,7 +203,7 @@ func (t fencedTransport) AppendEntries(id raft.ServerID, target raft.ServerAddre
 }
 
 func (t fencedTransport) RequestVote(id raft.ServerID, target raft.ServerAddress, args *raft.RequestVoteRequest, resp *raft.RequestVoteResponse) error {
-	if err := t.g.check(); err != nil {
+	if err := t.g.campaignCheck(); err != nil {
 		return err
 	}
 	return t.Transport.RequestVote(id, target, args, resp)
@@ -170,7 +216,7 @@ func (t fencedTransport) RequestPreVote(id raft.ServerID, target raft.ServerAddr
 	if !ok {
 		return fmt.Errorf("node: transport %T has no pre-vote", t.Transport)
 	}
-	if err := t.g.check(); err != nil {
+	if err := t.g.campaignCheck(); err != nil {
 		return err
 	}
 	return pv.RequestPreVote(id, target, args, resp)
