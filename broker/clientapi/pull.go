@@ -88,7 +88,7 @@ func (a *API) handlePull(ctx context.Context, req *route.Request) (*transport.Co
 		// commit it carries is then progress past the reset.
 		a.d.Offsets.Pulled(h.ConsumerGroup, h.Topic, h.QueueID, store.QueueOffset(h.QueueOffset))
 		if h.SysFlag&pullFlagCommitOffset != 0 && h.CommitOffset > 0 {
-			a.d.Offsets.Put(h.ConsumerGroup, h.Topic, h.QueueID, store.QueueOffset(h.CommitOffset))
+			a.d.Offsets.Advance(h.ConsumerGroup, h.Topic, h.QueueID, store.QueueOffset(h.CommitOffset))
 		}
 	}
 	maxMsgs := int(h.MaxMsgNums)

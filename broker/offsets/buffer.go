@@ -42,6 +42,9 @@ type Buffer struct {
 	now     func() time.Time // the clock of reset marks (replica.Messages.Now)
 	mu      sync.Mutex
 	pending map[key]store.QueueOffset
+	// flying is what the flush in progress replicates (flushes are one at a
+	// time), for Advance.
+	flying map[key]store.QueueOffset
 	// lifted is, per key, the reset whose hold ends early on this node and
 	// when (a pull from the reset offset, a commit of it).
 	lifted map[key]lift
@@ -54,7 +57,7 @@ type Buffer struct {
 // NewBuffer is an empty buffer that flushes into rep; now is the clock reset
 // marks are made and aged with.
 func NewBuffer(rep replica.Metadata, now func() time.Time) *Buffer {
-	return &Buffer{rep: rep, now: now, pending: make(map[key]store.QueueOffset), lifted: make(map[key]lift)}
+	return &Buffer{rep: rep, now: now, pending: make(map[key]store.QueueOffset), flying: make(map[key]store.QueueOffset), lifted: make(map[key]lift)}
 }
 
 // lift ends the hold of the reset made at At (its mark) from Unix ms From.
@@ -74,6 +77,28 @@ func (b *Buffer) Put(group, topic string, queueID int32, off store.QueueOffset) 
 	b.mu.Lock()
 	b.pending[k] = off
 	b.mu.Unlock()
+}
+
+// Advance is Put for the offset a pull carries (PULL_MESSAGE's commitOffset):
+// the client's progress, which never moves the committed offset back. A
+// consumer taking a queue over in a rebalance starts from the committed offset
+// it queried, and its first pull carries that offset; the previous owner's
+// last commit may have come in between, so taking the pull's would move the
+// offset back (chaos K1 at load: 4055 then 4034 within 260 ms). An explicit
+// UPDATE_CONSUMER_OFFSET (Put) still sets any value: a lite-pull seek, an
+// operator's clone, the Go client's correction after PULL_OFFSET_MOVED.
+func (b *Buffer) Advance(group, topic string, queueID int32, off store.QueueOffset) {
+	k := key{group, topic, queueID}
+	b.mu.Lock()
+	flying, inFlight := b.flying[k]
+	b.mu.Unlock()
+	if inFlight && off < flying {
+		return // a flush is replicating a newer one
+	}
+	if cur, ok := b.Committed(group, topic, queueID); ok && off < cur {
+		return
+	}
+	b.Put(group, topic, queueID, off)
 }
 
 // held reports whether k was reset less than ResetHold ago (by the mark any
@@ -201,6 +226,18 @@ func (b *Buffer) Flush(ctx context.Context) error {
 	if len(offs) == 0 {
 		return nil
 	}
+	// While the entry replicates, its offsets are neither pending nor applied;
+	// Advance still compares with them.
+	b.mu.Lock()
+	for _, o := range offs {
+		b.flying[key{o.Group, o.Topic, o.QueueID}] = o.Offset
+	}
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		clear(b.flying)
+		b.mu.Unlock()
+	}()
 	if err := b.rep.CommitOffsets(ctx, offs); err != nil {
 		b.restore(offs)
 		return err

@@ -278,3 +278,44 @@ func TestResetHoldEndsAfterTheResetOffsetIsCommitted(t *testing.T) {
 		t.Fatalf("replicated %d %v after the client committed the reset point, want its progress 33", got, resetCommitGrace)
 	}
 }
+
+// TestK1PullCommitNeverMovesTheOffsetBack is the regression test of chaos K1
+// at load (committed 4055, then 4034 within 260 ms): the offset a pull
+// carries is the client's progress and never lowers the committed offset,
+// pending, replicated or in a flush still replicating; an explicit Put (an
+// UPDATE_CONSUMER_OFFSET: a seek, a clone) still may.
+func TestK1PullCommitNeverMovesTheOffsetBack(t *testing.T) {
+	g := &gatedMetadata{Metadata: fakereplica.New(nil, replica.RoleLeader), release: make(chan struct{}), entered: make(chan struct{})}
+	b := NewBuffer(g, time.Now)
+	b.Put("g", "T", 0, 4055)
+	b.Advance("g", "T", 0, 4034) // the new owner's first pull
+	if off, _ := b.Committed("g", "T", 0); off != 4055 {
+		t.Fatalf("pending after a lower pull commit = %d, want 4055", off)
+	}
+	flushed := make(chan error, 1)
+	go func() { flushed <- b.Flush(context.Background()) }()
+	<-g.entered // 4055 taken and replicating: neither pending nor applied
+	b.Advance("g", "T", 0, 4034)
+	close(g.release)
+	if err := <-flushed; err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if off, _ := g.ConsumerOffset("g", "T", 0); off != 4055 {
+		t.Fatalf("replicated = %d after a lower pull commit during the flush, want 4055", off)
+	}
+	b.Advance("g", "T", 0, 4034)
+	if off, _ := b.Committed("g", "T", 0); off != 4055 {
+		t.Fatalf("committed = %d after a lower pull commit, want 4055", off)
+	}
+	b.Advance("g", "T", 0, 4070)
+	if off, _ := b.Committed("g", "T", 0); off != 4070 {
+		t.Fatalf("committed = %d after a higher pull commit, want 4070", off)
+	}
+	b.Put("g", "T", 0, 100) // explicit: a seek back
+	if off, _ := b.Committed("g", "T", 0); off != 100 {
+		t.Fatalf("committed = %d after an explicit update to 100, want 100", off)
+	}
+}
