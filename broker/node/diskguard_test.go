@@ -17,24 +17,7 @@ import (
 // outgoing RPC must fail (heartbeats included); once it returns they pass.
 func TestD8DiskGuardFencesWhileAWriteHangs(t *testing.T) {
 	g := newDiskGuard(50*time.Millisecond, hclog.NewNullLogger())
-	_, a := raft.NewInmemTransport("a")
-	_, b := raft.NewInmemTransport("b")
-	a.Connect("b", b)
-	go func() { // b answers every RPC
-		for rpc := range b.Consumer() {
-			switch rpc.Command.(type) {
-			case *raft.AppendEntriesRequest:
-				rpc.Respond(&raft.AppendEntriesResponse{Success: true}, nil)
-			case *raft.RequestVoteRequest:
-				rpc.Respond(&raft.RequestVoteResponse{}, nil)
-			case *raft.RequestPreVoteRequest:
-				rpc.Respond(&raft.RequestPreVoteResponse{}, nil)
-			default:
-				rpc.Respond(nil, nil)
-			}
-		}
-	}()
-	tr := fencedTransport{Transport: a, g: g}
+	tr := fencedTransport{Transport: answeredTransport(), g: g}
 	heartbeat := func() error {
 		return tr.AppendEntries("b", "b", &raft.AppendEntriesRequest{}, &raft.AppendEntriesResponse{})
 	}
@@ -81,24 +64,7 @@ func TestD8DiskGuardFencesWhileAWriteHangs(t *testing.T) {
 // heartbeats and answers are untouched.
 func TestD9FailedLogWriteStopsCampaigning(t *testing.T) {
 	g := newDiskGuard(50*time.Millisecond, hclog.NewNullLogger()) // hold 100 ms
-	_, a := raft.NewInmemTransport("a")
-	_, b := raft.NewInmemTransport("b")
-	a.Connect("b", b)
-	go func() {
-		for rpc := range b.Consumer() {
-			switch rpc.Command.(type) {
-			case *raft.AppendEntriesRequest:
-				rpc.Respond(&raft.AppendEntriesResponse{Success: true}, nil)
-			case *raft.RequestVoteRequest:
-				rpc.Respond(&raft.RequestVoteResponse{}, nil)
-			case *raft.RequestPreVoteRequest:
-				rpc.Respond(&raft.RequestPreVoteResponse{}, nil)
-			default:
-				rpc.Respond(nil, nil)
-			}
-		}
-	}()
-	tr := fencedTransport{Transport: a, g: g}
+	tr := fencedTransport{Transport: answeredTransport(), g: g}
 	vote := func() error { return tr.RequestVote("b", "b", &raft.RequestVoteRequest{}, &raft.RequestVoteResponse{}) }
 	preVote := func() error {
 		return tr.RequestPreVote("b", "b", &raft.RequestPreVoteRequest{}, &raft.RequestPreVoteResponse{})
@@ -141,3 +107,26 @@ type failingLog struct {
 }
 
 func (f *failingLog) StoreLogs([]*raft.Log) error { return f.err }
+
+// answeredTransport is an in-memory transport to a peer "b" that answers
+// every RPC with success.
+func answeredTransport() *raft.InmemTransport {
+	_, a := raft.NewInmemTransport("a")
+	_, b := raft.NewInmemTransport("b")
+	a.Connect("b", b)
+	go func() {
+		for rpc := range b.Consumer() {
+			switch rpc.Command.(type) {
+			case *raft.AppendEntriesRequest:
+				rpc.Respond(&raft.AppendEntriesResponse{Success: true}, nil)
+			case *raft.RequestVoteRequest:
+				rpc.Respond(&raft.RequestVoteResponse{}, nil)
+			case *raft.RequestPreVoteRequest:
+				rpc.Respond(&raft.RequestPreVoteResponse{}, nil)
+			default:
+				rpc.Respond(nil, nil)
+			}
+		}
+	}()
+	return a
+}
