@@ -20,7 +20,9 @@ const queryFlushTimeout = 2 * time.Second
 // a group with no stored offset starts at 0 while the queue still holds message
 // 0, so "produce first, then start a consumer" delivers the earlier messages.
 // It answers replicated offsets only (offsets.Buffer.Durable), so an answer
-// never goes back after a failover.
+// never goes back after a failover, and only on the ready leader: a follower,
+// or a node still replaying its log after a restart, relays it (route.Leader),
+// since its own applied offsets lag (chaos K3 and N3).
 func (a *API) handleQueryOffset(ctx context.Context, req *route.Request) (*transport.Command, error) {
 	e := route.NewFields(req.ExtFields)
 	group, topic, queueID := e.Str("consumerGroup", true), e.Str("topic", true), e.Int32("queueId", true, 0)

@@ -26,7 +26,7 @@ func (a *API) Register(t *route.Table) {
 	t.Handle(route.Local, a.handleUnregisterClient, transport.UnregisterClient)
 	t.Handle(route.Local, a.handleCheckClientConfig, transport.CheckClientConfig)
 	t.Handle(route.Local, a.handleConsumerList, transport.GetConsumerListByGroup)
-	t.Handle(route.Local, a.handleQueryOffset, transport.QueryConsumerOffset)
+	t.Handle(route.Leader, a.handleQueryOffset, transport.QueryConsumerOffset)
 	t.Handle(route.Local, a.handleMaxOffset, transport.GetMaxOffset)
 	t.Handle(route.Local, a.handleMinOffset, transport.GetMinOffset)
 	t.Handle(route.Local, a.handleSearchOffset, transport.SearchOffsetByTimestamp)
