@@ -8,6 +8,7 @@ import (
 
 	"github.com/rocketraft/rocketraft/broker/replica"
 	"github.com/rocketraft/rocketraft/fsm"
+	"github.com/rocketraft/rocketraft/store"
 	"github.com/rocketraft/rocketraft/transport"
 )
 
@@ -150,5 +151,47 @@ func TestK3N3FollowerRelaysOffsetQueries(t *testing.T) {
 	r := follower.call(t, transport.QueryConsumerOffset, q, nil)
 	if r.ResponseCode() != transport.Success || r.ExtFields["offset"] != "911" {
 		t.Fatalf("query on a follower: code %d offset %q, want the leader's 911 (its own lagging 772?)", r.Code, r.ExtFields["offset"])
+	}
+}
+
+// TestK1RunningGroupsCommitsNeverLowerTheOffset: chaos K1 at load saw a
+// committed offset go 1050 → 990 on one leader 200 ms apart: after a
+// rebalance the new owner persisted the offset it had queried, the previous
+// owner's last commit having come in between. While a group has consumers
+// online its UPDATE_CONSUMER_OFFSET is progress and never lowers the offset;
+// with none online (an operator's tool) any value is set.
+func TestK1RunningGroupsCommitsNeverLowerTheOffset(t *testing.T) {
+	tb := startTestBroker(t, replica.RoleLeader, nil)
+	tb.call(t, transport.SendMessage, sendExt("TK1", 0, ""), []byte("x"))
+	commit := func(group, off string) {
+		t.Helper()
+		u := map[string]string{"consumerGroup": group, "topic": "TK1", "queueId": "0", "commitOffset": off}
+		if r := tb.call(t, transport.UpdateConsumerOffset, u, nil); r.ResponseCode() != transport.Success {
+			t.Fatalf("commit %s: %s", off, r.Remark)
+		}
+	}
+	committed := func(group string) store.QueueOffset {
+		t.Helper()
+		if err := tb.b.offsets.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		off, _ := tb.replica.ConsumerOffset(group, "TK1", 0)
+		return off
+	}
+	heartbeat(t, tb, "g", "TK1")
+	commit("g", "1050")
+	commit("g", "990") // the new owner's stale persist
+	if off := committed("g"); off != 1050 {
+		t.Fatalf("running group: committed %d after 1050 then 990, want 1050", off)
+	}
+	commit("g", "1100")
+	if off := committed("g"); off != 1100 {
+		t.Fatalf("running group: committed %d after 1100, want 1100", off)
+	}
+	// No consumer of "ops" online: an operator's tool sets what it sends.
+	commit("ops", "500")
+	commit("ops", "200")
+	if off := committed("ops"); off != 200 {
+		t.Fatalf("group with no consumer online: committed %d after 500 then 200, want 200", off)
 	}
 }

@@ -212,6 +212,14 @@ func (r *Registry) ConsumerIDs(group string) []string {
 	return ids
 }
 
+// HasConsumers reports whether any client of group heartbeats this node.
+func (r *Registry) HasConsumers(group string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	g := r.consumers[group]
+	return g != nil && len(g.clients) > 0
+}
+
 // ConsumerConns returns the connections of a group's members.
 func (r *Registry) ConsumerConns(group string) []*transport.Conn {
 	r.mu.Lock()
