@@ -190,14 +190,7 @@ func TestResetHoldsCommitsUntilPulledOrExpired(t *testing.T) {
 	clock := func() time.Time { return now }
 	b := NewBuffer(rep, clock)
 	ctx := context.Background()
-	replicated := func() store.QueueOffset {
-		t.Helper()
-		if err := b.Flush(ctx); err != nil {
-			t.Fatal(err)
-		}
-		off, _ := rep.ConsumerOffset("g", "T", 0)
-		return off
-	}
+	replicated := func() store.QueueOffset { t.Helper(); return flushed(t, b, rep) }
 	b.Put("g", "T", 0, 90)
 	b.Put("g", "T", 1, 50) // another queue, not reset
 	if err := b.Reset(ctx, []fsm.OffsetEntry{{Group: "g", Topic: "T", QueueID: 0, Offset: 30}}); err != nil {
@@ -255,14 +248,7 @@ func TestResetHoldEndsAfterTheResetOffsetIsCommitted(t *testing.T) {
 	now := time.Unix(2_000_000, 0)
 	b := NewBuffer(rep, func() time.Time { return now })
 	ctx := context.Background()
-	replicated := func() store.QueueOffset {
-		t.Helper()
-		if err := b.Flush(ctx); err != nil {
-			t.Fatal(err)
-		}
-		off, _ := rep.ConsumerOffset("g", "T", 0)
-		return off
-	}
+	replicated := func() store.QueueOffset { t.Helper(); return flushed(t, b, rep) }
 	if err := b.Reset(ctx, []fsm.OffsetEntry{{Group: "g", Topic: "T", QueueID: 0, Offset: 30}}); err != nil {
 		t.Fatal(err)
 	}
@@ -318,4 +304,14 @@ func TestK1PullCommitNeverMovesTheOffsetBack(t *testing.T) {
 	if off, _ := b.Committed("g", "T", 0); off != 100 {
 		t.Fatalf("committed = %d after an explicit update to 100, want 100", off)
 	}
+}
+
+// flushed flushes b and returns the replicated offset of g/T/0.
+func flushed(t *testing.T, b *Buffer, rep replica.Metadata) store.QueueOffset {
+	t.Helper()
+	if err := b.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	off, _ := rep.ConsumerOffset("g", "T", 0)
+	return off
 }
