@@ -61,12 +61,7 @@ func dropDelivery(h *History, group, id string) {
 func TestConsumerChecksFlagEachProblem(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	cases := []struct {
-		name   string
-		mutate func(h *History)
-		flag   func(r Report) int
-		want   string
-	}{
+	cases := []flagCase{
 		{"skipped message", func(h *History) {
 			dropDelivery(h, "cc", "c")
 		}, func(r Report) int { return r.LostDeliveries }, "lost delivery: acknowledged c never delivered to group cc"},
@@ -89,22 +84,7 @@ func TestConsumerChecksFlagEachProblem(t *testing.T) {
 			h.AddDelivery(Delivery{Group: "cc", Consumer: "c1", Queue: q0, Offset: 0, ID: "a", Start: at(8000), End: at(8000)})
 		}, func(r Report) int { return r.RedeliveredUnexplained }, "unexplained redelivery: group cc T#0@0"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			h, logs := consumerFixture()
-			tc.mutate(h)
-			r := Check(h, logs, nil)
-			if tc.flag(r) != 1 {
-				t.Errorf("flag count %d, want 1:\n%s", tc.flag(r), r.String())
-			}
-			if r.OK() {
-				t.Errorf("report OK despite %s", tc.name)
-			}
-			if !strings.Contains(r.String(), tc.want) {
-				t.Errorf("report does not mention %q:\n%s", tc.want, r.String())
-			}
-		})
-	}
+	runFlagCases(t, cases)
 }
 
 func TestConsumerChecksAcceptLegalHistories(t *testing.T) {
@@ -170,6 +150,37 @@ func TestConsumerChecksAcceptLegalHistories(t *testing.T) {
 			}
 			if msg := tc.check(r); msg != "" {
 				t.Errorf("%s:\n%s", msg, r.String())
+			}
+		})
+	}
+}
+
+// flagCase is a synthetic history one check must flag exactly once: mutate
+// breaks the clean fixture, flag reads the check's count, want is in the report.
+type flagCase struct {
+	name   string
+	mutate func(h *History)
+	flag   func(r Report) int
+	want   string
+}
+
+// runFlagCases runs each case on a fresh consumerFixture: the check counts 1,
+// the report is not OK and names the problem.
+func runFlagCases(t *testing.T, cases []flagCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h, logs := consumerFixture()
+			tc.mutate(h)
+			r := Check(h, logs, nil)
+			if tc.flag(r) != 1 {
+				t.Errorf("flag count %d, want 1:\n%s", tc.flag(r), r.String())
+			}
+			if r.OK() {
+				t.Errorf("report OK despite %s", tc.name)
+			}
+			if !strings.Contains(r.String(), tc.want) {
+				t.Errorf("report does not mention %q:\n%s", tc.want, r.String())
 			}
 		})
 	}

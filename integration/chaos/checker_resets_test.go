@@ -35,12 +35,7 @@ func TestResetChecksPassRedeliveredReset(t *testing.T) {
 
 func TestResetChecksFlagEachProblem(t *testing.T) {
 	at := fixtureAt
-	cases := []struct {
-		name   string
-		mutate func(h *History)
-		flag   func(r Report) int
-		want   string
-	}{
+	cases := []flagCase{
 		{"a message put back never came again", func(h *History) {
 			h.AddOffsetReset("cc", q0, 1, at(2500))
 			h.AddDelivery(Delivery{Group: "cc", Consumer: "c1", Queue: q0, Offset: 1, ID: "b", Start: at(3000), End: at(3000)})
@@ -71,22 +66,7 @@ func TestResetChecksFlagEachProblem(t *testing.T) {
 			}
 		}, func(r Report) int { return r.OffsetRegressions }, "offset regression: group cc T#0 reset to 2 at"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			h, logs := consumerFixture()
-			tc.mutate(h)
-			r := Check(h, logs, nil)
-			if tc.flag(r) != 1 {
-				t.Errorf("flag count %d, want 1:\n%s", tc.flag(r), r.String())
-			}
-			if r.OK() {
-				t.Errorf("report OK despite %s", tc.name)
-			}
-			if !strings.Contains(r.String(), tc.want) {
-				t.Errorf("report does not mention %q:\n%s", tc.want, r.String())
-			}
-		})
-	}
+	runFlagCases(t, cases)
 }
 
 func TestResetChecksAcceptLegalHistories(t *testing.T) {
