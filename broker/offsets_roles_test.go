@@ -188,10 +188,48 @@ func TestK1RunningGroupsCommitsNeverLowerTheOffset(t *testing.T) {
 	if off := committed("g"); off != 1100 {
 		t.Fatalf("running group: committed %d after 1100, want 1100", off)
 	}
-	// No consumer of "ops" online: an operator's tool sets what it sends.
+	// No consumer of "ops" online, and the registry has heard every live
+	// client: an operator's tool sets what it sends.
+	registryComplete(tb.b)
 	commit("ops", "500")
 	commit("ops", "200")
 	if off := committed("ops"); off != 200 {
 		t.Fatalf("group with no consumer online: committed %d after 500 then 200, want 200", off)
+	}
+}
+
+// TestK3FreshNodeCommitsNeverLowerTheOffset: chaos K3 (every node killed and
+// restarted) saw a committed offset go 876 → 715 on one leader 200 ms apart.
+// The restarted leader's registry was empty until the group's consumers
+// heartbeated it (every 30 s), so a consumer's stale UPDATE_CONSUMER_OFFSET
+// was set as an operator's would be. Until a node has collected heartbeats for
+// HeartbeatCoverage, every group's commits are progress.
+func TestK3FreshNodeCommitsNeverLowerTheOffset(t *testing.T) {
+	tb := startTestBroker(t, replica.RoleLeader, nil)
+	tb.call(t, transport.SendMessage, sendExt("TK3", 0, ""), []byte("x"))
+	commit := func(off string) {
+		t.Helper()
+		u := map[string]string{"consumerGroup": "g", "topic": "TK3", "queueId": "0", "commitOffset": off}
+		if r := tb.call(t, transport.UpdateConsumerOffset, u, nil); r.ResponseCode() != transport.Success {
+			t.Fatalf("commit %s: %s", off, r.Remark)
+		}
+	}
+	committed := func() store.QueueOffset {
+		t.Helper()
+		if err := tb.b.offsets.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		off, _ := tb.replica.ConsumerOffset("g", "TK3", 0)
+		return off
+	}
+	commit("876")
+	commit("715") // a consumer's stale commit, before any heartbeat reached this node
+	if off := committed(); off != 876 {
+		t.Fatalf("fresh node, no heartbeat yet: committed %d after 876 then 715, want 876", off)
+	}
+	registryComplete(tb.b)
+	commit("700") // the registry now lists every live client, and g has none
+	if off := committed(); off != 700 {
+		t.Fatalf("registry complete, no consumer online: committed %d after 700, want 700", off)
 	}
 }

@@ -43,17 +43,21 @@ func (a *API) handleQueryOffset(ctx context.Context, req *route.Request) (*trans
 // handleUpdateOffset serves UPDATE_CONSUMER_OFFSET (15) on the leader, which
 // buffers it (broker/offsets); followers relay it (route.LeaderOneway).
 //
-// While the group has consumers online here, a commit is their progress and
-// never lowers the committed offset (offsets.Buffer.Advance): in a rebalance
-// the new owner of a queue persists the offset it queried, and the previous
-// owner's last commit may have come in between (chaos K1 at load: 1050, then
-// 990 on the same leader 200 ms later). With no consumer online the value is
-// set as sent: an operator's tool (mqadmin cloneGroupOffset, its
+// While the group may have consumers online here, a commit is their progress
+// and never lowers the committed offset (offsets.Buffer.Advance): in a
+// rebalance the new owner of a queue persists the offset it queried, and the
+// previous owner's last commit may have come in between (chaos K1 at load:
+// 1050, then 990 on the same leader 200 ms later). "May have" includes a node
+// that restarted less than a heartbeat interval ago, whose registry does not
+// list the running group's consumers yet (chaos K3: 876, then 715, after every
+// node restarted). With no consumer online the value is set as sent: an operator's tool (mqadmin cloneGroupOffset, its
 // resetOffsetByTime for a stopped group) moves offsets back that way. An
 // operator's reset of a running group is INVOKE_BROKER_TO_RESET_OFFSET. The
 // one client-side move back this ignores is a lite-pull consumer's seek to an
 // earlier offset while its group runs: it consumes from there, but a restart
-// resumes from the offset it had reached.
+// resumes from the offset it had reached. And an operator's tool that lowers a
+// stopped group's offset in the first HeartbeatCoverage (35 s) after this node
+// started is taken as progress too; INVOKE_BROKER_TO_RESET_OFFSET is not.
 func (a *API) handleUpdateOffset(_ context.Context, req *route.Request) (*transport.Command, error) {
 	e := route.NewFields(req.ExtFields)
 	group, topic := e.Str("consumerGroup", true), e.Str("topic", true)
@@ -61,7 +65,7 @@ func (a *API) handleUpdateOffset(_ context.Context, req *route.Request) (*transp
 	if e.Err != nil {
 		return nil, e.Err
 	}
-	if a.d.Clients.HasConsumers(group) {
+	if a.d.Clients.MayHaveConsumers(group, a.mono()) {
 		a.d.Offsets.Advance(group, topic, queueID, store.QueueOffset(off))
 	} else {
 		a.d.Offsets.Put(group, topic, queueID, store.QueueOffset(off))

@@ -220,6 +220,18 @@ func (r *Registry) HasConsumers(group string) bool {
 	return g != nil && len(g.clients) > 0
 }
 
+// MayHaveConsumers reports whether group may have consumers online: one
+// heartbeats this node, or the node has collected heartbeats for less than
+// HeartbeatCoverage, so a running group's clients may not have reached it yet.
+// After every node restarts (chaos K3) the registries are empty for up to a
+// heartbeat interval while the group's consumers keep committing.
+func (r *Registry) MayHaveConsumers(group string, now time.Time) bool {
+	r.mu.Lock()
+	young := now.Sub(r.since) < HeartbeatCoverage
+	r.mu.Unlock()
+	return young || r.HasConsumers(group)
+}
+
 // ConsumerConns returns the connections of a group's members.
 func (r *Registry) ConsumerConns(group string) []*transport.Conn {
 	r.mu.Lock()
