@@ -8,7 +8,7 @@ FUZZTIME  ?= 20s
 MVN       ?= mvn
 
 .PHONY: help build test race lint fuzz bench integration integration-java integration-java-4.9 integration-java-5 \
-	integration-java-spring integration-java-short integration-java-pending chaos chaos-short soak run clean bench-compare
+	integration-java-spring integration-java-short integration-java-pending chaos chaos-short soak run clean bench-compare bench-consume
 
 help:
 	@grep -E '^[a-z0-9.-]+:' Makefile | sed 's/:.*//' | sort | tr '\n' ' '; echo
@@ -64,6 +64,15 @@ bench-compare: build
 	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) PERF_JSDRIVE=$(CURDIR)/bin/jsdrive $(if $(PERF_N),PERF_N=$(PERF_N)) $(if $(PERF_ROUNDS),PERF_ROUNDS=$(PERF_ROUNDS)) \
 	PERF_ROCKETMQ_LIB=$(CURDIR)/integration/perf/rocketmq/target/lib PERF_OUT=$(CURDIR)/integration/perf/results.md \
 	$(GO) test -tags perf -count=1 -timeout 4h -v -run TestBenchCompare ./integration/perf/
+
+# bench-consume: issue 11's consumer targets on a fresh group per round (integration/perf/consume_test.go):
+# a PERF_BACKLOG_MIB (default 1024) MiB backlog produced async and drained by the official Go push
+# consumer (target: drain >= 2x produce), then born -> consumed at half the produce rate for PERF_LIVE
+# (default 60s; target: p99 <= 10 ms). PERF_ROUNDS (default 3). Report: integration/perf/consume-results.md.
+bench-consume: build
+	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) $(if $(PERF_ROUNDS),PERF_ROUNDS=$(PERF_ROUNDS)) $(if $(PERF_BACKLOG_MIB),PERF_BACKLOG_MIB=$(PERF_BACKLOG_MIB)) \
+	$(if $(PERF_LIVE),PERF_LIVE=$(PERF_LIVE)) PERF_SYSTEMS=rocketraft PERF_CONSUME_OUT=$(CURDIR)/integration/perf/consume-results.md \
+	$(GO) test -tags perf -count=1 -timeout 3h -v -run TestConsumeTargets ./integration/perf/
 
 integration: build
 	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_INTEGRATION=1 $(GO) test -count=1 -timeout 30m ./integration/...

@@ -1,0 +1,274 @@
+//go:build perf
+
+package perf
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// consumeRun is one round of the consumer targets on one system.
+type consumeRun struct {
+	System  string  `json:"system"`
+	Round   int     `json:"round"`
+	Backlog int     `json:"backlog"` // messages of 1 KiB
+	Produce float64 `json:"produceMsgsPerSec"`
+	Drain   float64 `json:"drainMsgsPerSec"`
+	// DrainServerCPUSec is the servers' CPU over the drain.
+	DrainServerCPUSec float64 `json:"drainServerCpuSec"`
+	LiveRate          float64 `json:"liveRate"` // the paced producer's msgs/s: half of Produce
+	LiveConsumed      int64   `json:"liveConsumed"`
+	BornP50Ms         float64 `json:"bornP50Ms"`
+	BornP99Ms         float64 `json:"bornP99Ms"`
+	BornP999Ms        float64 `json:"bornP999Ms"`
+	BornMaxMs         float64 `json:"bornMaxMs"`
+}
+
+// benchLine is one JSON line of `rocketraft bench`: an interval or the summary.
+type benchLine struct {
+	Type     string  `json:"type"`
+	ElapsedS float64 `json:"elapsed_s"`
+	Msgs     int64   `json:"msgs"`
+	Failed   int64   `json:"failed"`
+	MsgsPerS float64 `json:"msgs_per_s"`
+	Latency  map[string]struct {
+		P50Ms  float64 `json:"p50_ms"`
+		P99Ms  float64 `json:"p99_ms"`
+		P999Ms float64 `json:"p999_ms"`
+		MaxMs  float64 `json:"max_ms"`
+	} `json:"latency"`
+}
+
+// benchLines runs bin with args and returns its JSON lines (args must include
+// --json -).
+func benchLines(bin string, args ...string) ([]benchLine, error) {
+	cmd := exec.Command(bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s: %v: %s", strings.Join(args[:2], " "), err, lastLines(stderr.Bytes(), 10))
+	}
+	var out []benchLine
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var l benchLine
+		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Type != "" {
+			out = append(out, l)
+		}
+	}
+	if len(out) == 0 || out[len(out)-1].Type != "summary" {
+		return nil, fmt.Errorf("%s printed no JSON summary: %s", strings.Join(args[:2], " "), lastLines(stderr.Bytes(), 10))
+	}
+	return out, nil
+}
+
+// drainRate is a consumer's msgs/s from its first delivery to the end: the
+// consumer's start-up (route lookup, rebalance) is not the broker's read
+// path. The start is the end of the last interval that delivered nothing
+// before the first one that did (one-second resolution).
+func drainRate(lines []benchLine) float64 {
+	sum := lines[len(lines)-1]
+	start := 0.0
+	for _, l := range lines[:len(lines)-1] {
+		if l.Msgs > 0 {
+			break
+		}
+		start = l.ElapsedS
+	}
+	if sum.ElapsedS <= start {
+		return 0
+	}
+	return float64(sum.Msgs) / (sum.ElapsedS - start)
+}
+
+// TestConsumeTargets measures issue 11's consumer targets on a fresh group
+// per round: (1) a backlog of PERF_BACKLOG_MIB (default 1024) MiB of 1 KiB
+// messages produced with the async workload (1 producer, 256 in flight),
+// whose rate is the reference; (2) the backlog drained from the first offset
+// by the official Go push consumer (`rocketraft bench consume`); (3) a second
+// topic consumed live while a paced producer sends at half the measured
+// produce rate for PERF_LIVE (default 60s): the born → consumed percentiles.
+// Targets: drain ≥ 2× produce; born → consumed p99 ≤ 10 ms.
+func TestConsumeTargets(t *testing.T) {
+	s := loadSettings(t)
+	systems := []string{"rocketraft"}
+	if e := os.Getenv("PERF_SYSTEMS"); e != "" {
+		systems = strings.Split(e, ",")
+	}
+	for _, sys := range systems {
+		if strings.HasPrefix(sys, "jetstream") {
+			t.Fatalf("PERF_SYSTEMS: %s has no RocketMQ consumer; the consumer targets run on rocketraft and rocketmq", sys)
+		}
+	}
+	mib := 1024
+	if e := os.Getenv("PERF_BACKLOG_MIB"); e != "" {
+		n, err := strconv.Atoi(e)
+		if err != nil || n <= 0 {
+			t.Fatalf("PERF_BACKLOG_MIB=%q: want a positive integer", e)
+		}
+		mib = n
+	}
+	live := 60 * time.Second
+	if e := os.Getenv("PERF_LIVE"); e != "" {
+		d, err := time.ParseDuration(e)
+		if err != nil || d < 10*time.Second {
+			t.Fatalf("PERF_LIVE=%q: want a duration of at least 10s", e)
+		}
+		live = d
+	}
+	backlog := mib * 1024
+	var runs []consumeRun
+	for round := 1; round <= s.rounds; round++ {
+		order := slices.Clone(systems)
+		k := (round - 1) % len(order)
+		order = append(order[k:], order[:k]...)
+		for _, sys := range order {
+			var rs remotingSystem = &rocketraftSystem{bin: s.bin}
+			if sys != "rocketraft" {
+				flush := "ASYNC_FLUSH"
+				if sys == "rocketmq-syncflush" {
+					flush = "SYNC_FLUSH"
+				}
+				rs = &apacheSystem{lib: s.rocketmqLib, flushDisk: flush}
+			}
+			dir := t.TempDir()
+			if err := rs.start(t, dir); err != nil {
+				rs.stop()
+				t.Fatalf("round %d: start %s: %v\n%s", round, sys, err, tails(dir))
+			}
+			r, err := consumeRound(s.bin, rs, backlog, live)
+			rs.stop()
+			if err != nil {
+				t.Fatalf("round %d %s: %v\n%s", round, sys, err, tails(dir))
+			}
+			r.Round = round
+			runs = append(runs, r)
+			t.Logf("round %d %-10s produce %.0f msgs/s, drain %.0f msgs/s (%.2f×, servers %.1f CPU s), live at %.0f msgs/s: born→consumed p50 %.1f p99 %.1f p99.9 %.1f max %.1f ms",
+				round, sys, r.Produce, r.Drain, r.Drain/r.Produce, r.DrainServerCPUSec, r.LiveRate, r.BornP50Ms, r.BornP99Ms, r.BornP999Ms, r.BornMaxMs)
+		}
+	}
+	report := renderConsume(systems, runs, mib, live)
+	t.Log("\n" + report)
+	if out := os.Getenv("PERF_CONSUME_OUT"); out != "" {
+		if err := os.WriteFile(out, []byte(report), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := os.Create(strings.TrimSuffix(out, ".md") + ".jsonl")
+		for _, r := range runs {
+			b, _ := json.Marshal(r)
+			fmt.Fprintln(raw, string(b))
+		}
+		raw.Close()
+	}
+}
+
+func consumeRound(bin string, rs remotingSystem, backlog int, live time.Duration) (consumeRun, error) {
+	r := consumeRun{System: rs.name(), Backlog: backlog}
+	for _, topic := range []string{"PerfWarm", "PerfBacklog", "PerfLive"} {
+		if err := createTopic(bin, rs.namesrv(), rs.cluster(), topic); err != nil {
+			return r, err
+		}
+	}
+	ns := rs.namesrv()
+	// The warm-up of bench-compare, on a topic of its own so the backlog is
+	// exactly what the drain reads.
+	if _, err := benchLines(bin, "bench", "produce", "--namesrv", ns, "--topic", "PerfWarm", "--size", "1024", "--key-prefix", "",
+		"--count", strconv.Itoa(max(2000, backlog/10)), "--producers", "16", "--json", "-"); err != nil {
+		return r, fmt.Errorf("warm-up: %w", err)
+	}
+	prod, err := benchLines(bin, "bench", "produce", "--namesrv", ns, "--topic", "PerfBacklog", "--size", "1024", "--key-prefix", "",
+		"--client", "native", "--mode", "async", "--producers", "1", "--window", "256", "--count", strconv.Itoa(backlog), "--json", "-")
+	if err != nil {
+		return r, err
+	}
+	ps := prod[len(prod)-1]
+	if ps.Failed > 0 || ps.Msgs < int64(backlog) {
+		return r, fmt.Errorf("backlog: %d acked, %d failed of %d", ps.Msgs, ps.Failed, backlog)
+	}
+	r.Produce = ps.MsgsPerS
+	srv0 := procCPU(rs.serverPIDs())
+	drain, err := benchLines(bin, "bench", "consume", "--namesrv", ns, "--topic", "PerfBacklog", "--group", "PerfDrain",
+		"--count", strconv.Itoa(backlog), "--timeout", "30m", "--json", "-")
+	if err != nil {
+		return r, err
+	}
+	r.DrainServerCPUSec = procCPU(rs.serverPIDs()) - srv0
+	r.Drain = drainRate(drain)
+
+	// Live: the consumer first (its rebalance done), then the paced producer.
+	r.LiveRate = float64(int(r.Produce / 2))
+	type consumed struct {
+		lines []benchLine
+		err   error
+	}
+	done := make(chan consumed, 1)
+	go func() {
+		l, err := benchLines(bin, "bench", "consume", "--namesrv", ns, "--topic", "PerfLive", "--group", "PerfLive",
+			"--duration", (live + 15*time.Second).String(), "--json", "-")
+		done <- consumed{l, err}
+	}()
+	time.Sleep(8 * time.Second)
+	lp, err := benchLines(bin, "bench", "produce", "--namesrv", ns, "--topic", "PerfLive", "--size", "1024", "--key-prefix", "",
+		"--client", "native", "--mode", "async", "--producers", "4", "--window", "32",
+		"--rate", strconv.Itoa(int(r.LiveRate)), "--duration", live.String(), "--json", "-")
+	c := <-done
+	if err != nil {
+		return r, err
+	}
+	if c.err != nil {
+		return r, c.err
+	}
+	sent, got := lp[len(lp)-1], c.lines[len(c.lines)-1]
+	if got.Msgs < sent.Msgs {
+		return r, fmt.Errorf("live: %d acked, %d consumed", sent.Msgs, got.Msgs)
+	}
+	born, ok := got.Latency["born"]
+	if !ok {
+		return r, fmt.Errorf("consume summary has no born series: %v", got.Latency)
+	}
+	r.LiveConsumed = got.Msgs
+	r.BornP50Ms, r.BornP99Ms, r.BornP999Ms, r.BornMaxMs = born.P50Ms, born.P99Ms, born.P999Ms, born.MaxMs
+	return r, nil
+}
+
+// renderConsume is the Markdown report of TestConsumeTargets: medians and
+// ranges over rounds per system, with the targets.
+func renderConsume(systems []string, runs []consumeRun, mib int, live time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Consumer targets, %s: backlog %d MiB of 1 KiB messages; live for %s at half the produce rate.\n\n",
+		time.Now().UTC().Format("2006-01-02"), mib, live)
+	b.WriteString("| system | rounds | async produce msgs/s | drain msgs/s | drain / produce (target ≥ 2) | servers' CPU s / 100k drained | live msgs/s | born→consumed p50 / p99 / p99.9 / max ms (target p99 ≤ 10) |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	for _, sys := range systems {
+		var prod, drain, ratio, cpu, rate, p50, p99, p999, mx []float64
+		for _, r := range runs {
+			if r.System != sys {
+				continue
+			}
+			prod, drain, ratio = append(prod, r.Produce), append(drain, r.Drain), append(ratio, r.Drain/r.Produce)
+			cpu = append(cpu, r.DrainServerCPUSec*100000/float64(r.Backlog))
+			rate, p50, p99 = append(rate, r.LiveRate), append(p50, r.BornP50Ms), append(p99, r.BornP99Ms)
+			p999, mx = append(p999, r.BornP999Ms), append(mx, r.BornMaxMs)
+		}
+		if len(prod) == 0 {
+			continue
+		}
+		rng := func(v []float64, f string) string {
+			return fmt.Sprintf(f+" ("+f+"–"+f+")", median(v), slices.Min(v), slices.Max(v))
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %.2f | %.0f | %.1f / %s / %.1f / %.1f |\n", sys, len(prod),
+			rng(prod, "%.0f"), rng(drain, "%.0f"), rng(ratio, "%.2f"), median(cpu), median(rate),
+			median(p50), rng(p99, "%.1f"), median(p999), median(mx))
+	}
+	return b.String()
+}
