@@ -136,7 +136,7 @@ var apacheGroups = []apacheGroup[Broker]{
 			"logicQueueSwapMapReserveFileNum", "mappedFileSwapEnable", "maxAsyncPutMessageRequests",
 			"putConsumeQueueDataByFileChannel", "spinLockCollisionRetreatOptimalDegree", "transientStorePoolEnable",
 			"transientStorePoolSize", "useABSLock", "useReentrantLockWhenPutMessage", "wakeCommitWhenPutMessage",
-			"wakeFlushWhenPutMessage", "warmMapedFileEnable", "writeWithoutMmap",
+			"wakeFlushWhenPutMessage", "writeWithoutMmap",
 		},
 	},
 	{

@@ -78,6 +78,7 @@ type Broker struct {
 
 	MappedFileSizeCommitLog    int64         // mappedFileSizeCommitLog, bytes per CommitLog segment
 	MappedFileSizeConsumeQueue int64         // mappedFileSizeConsumeQueue, bytes; multiple of 20
+	WarmMappedFile             bool          // warmMapedFileEnable: pre-zero CommitLog segments
 	FileReservedTime           time.Duration // fileReservedTime (hours in the file)
 	DeleteWhen                 []int         // deleteWhen: hours of day 0-23 when expired files go
 	DiskMaxUsedSpaceRatio      int           // diskMaxUsedSpaceRatio, percent
@@ -159,6 +160,7 @@ func DefaultBroker() Broker {
 		PreferredLeaderID: "",
 
 		MappedFileSizeCommitLog:    1 << 30,
+		WarmMappedFile:             true,
 		MappedFileSizeConsumeQueue: 300000 * consumeQueueUnitSize,
 		FileReservedTime:           72 * time.Hour,
 		DeleteWhen:                 []int{4},

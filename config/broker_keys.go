@@ -205,6 +205,18 @@ var brokerKeys = []keySpec[Broker]{
 		},
 	},
 	{
+		name: "warmMapedFileEnable", doc: "Write zeros through each new CommitLog segment (in the background, ahead of need) instead of only reserving its blocks with fallocate; Apache's key, whose default there is false.",
+		set: func(b *Broker, s string) error {
+			v, err := parseBool(s)
+			if err != nil {
+				return err
+			}
+			b.WarmMappedFile = v
+			return nil
+		},
+		get: func(b *Broker) string { return btoa(b.WarmMappedFile) },
+	},
+	{
 		name: "mappedFileSizeConsumeQueue", doc: "Bytes per ConsumeQueue file; a multiple of the 20-byte entry.",
 		set: func(b *Broker, s string) error {
 			n, err := parseInt(s, consumeQueueUnitSize, maxCommitLogFileSize)

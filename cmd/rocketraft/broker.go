@@ -81,7 +81,7 @@ func nodeConfig(cfg config.Broker, log hclog.Logger) (node.Config, error) {
 			ConsumeQueueEntriesPerFile: int(cfg.MappedFileSizeConsumeQueue / 20),
 			IndexHashSlots:             cfg.MaxHashSlotNum,
 			IndexMaxEntries:            cfg.MaxIndexNum,
-			PreZeroSegments:            true,
+			PreZeroSegments:            cfg.WarmMappedFile,
 			FlushMode:                  flushMode,
 			FlushInterval:              cfg.FlushInterval,
 			FileReservedTime:           cfg.FileReservedTime,
