@@ -95,7 +95,11 @@ func loadSettings(t *testing.T) settings {
 			t.Fatalf("system %s needs PERF_JSDRIVE (built from integration/perf/jetstream)", sys)
 		case strings.HasPrefix(sys, "rocketmq") && s.rocketmqLib == "":
 			t.Fatalf("system %s needs PERF_ROCKETMQ_LIB (integration/perf/rocketmq/target/lib after mvn package)", sys)
-		case !slices.Contains([]string{"rocketraft", "jetstream-durable", "jetstream-lazy", "rocketmq", "rocketmq-syncflush"}, sys):
+		case strings.HasPrefix(sys, "rocketraft"):
+			if _, err := newRocketraftSystem(s.bin, sys); err != nil {
+				t.Fatalf("PERF_SYSTEMS: %v", err)
+			}
+		case !slices.Contains([]string{"jetstream-durable", "jetstream-lazy", "rocketmq", "rocketmq-syncflush"}, sys):
 			t.Fatalf("PERF_SYSTEMS: unknown system %q", sys)
 		}
 	}
@@ -148,13 +152,9 @@ func TestBenchCompare(t *testing.T) {
 				}
 				continue
 			}
-			var rs remotingSystem = &rocketraftSystem{bin: s.bin}
-			if sys != "rocketraft" {
-				flush := "ASYNC_FLUSH"
-				if sys == "rocketmq-syncflush" {
-					flush = "SYNC_FLUSH"
-				}
-				rs = &apacheSystem{lib: s.rocketmqLib, flushDisk: flush}
+			rs, err := newRemotingSystem(s, sys)
+			if err != nil {
+				t.Fatal(err)
 			}
 			if err := rs.start(t, dir); err != nil {
 				rs.stop()

@@ -102,8 +102,8 @@ func drainRate(lines []benchLine) float64 {
 func TestConsumeTargets(t *testing.T) {
 	s := loadSettings(t)
 	systems := []string{"rocketraft"}
-	if e := os.Getenv("PERF_SYSTEMS"); e != "" {
-		systems = strings.Split(e, ",")
+	if os.Getenv("PERF_SYSTEMS") != "" {
+		systems = s.systems
 	}
 	for _, sys := range systems {
 		if strings.HasPrefix(sys, "jetstream") {
@@ -133,13 +133,9 @@ func TestConsumeTargets(t *testing.T) {
 		k := (round - 1) % len(order)
 		order = append(order[k:], order[:k]...)
 		for _, sys := range order {
-			var rs remotingSystem = &rocketraftSystem{bin: s.bin}
-			if sys != "rocketraft" {
-				flush := "ASYNC_FLUSH"
-				if sys == "rocketmq-syncflush" {
-					flush = "SYNC_FLUSH"
-				}
-				rs = &apacheSystem{lib: s.rocketmqLib, flushDisk: flush}
+			rs, err := newRemotingSystem(s, sys)
+			if err != nil {
+				t.Fatal(err)
 			}
 			dir := t.TempDir()
 			if err := rs.start(t, dir); err != nil {

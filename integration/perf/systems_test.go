@@ -34,12 +34,38 @@ type remotingSystem interface {
 // `rocketraft broker` processes with the default raft timeouts and store sizes
 // (not the shortened ones of the functional tests).
 type rocketraftSystem struct {
-	bin   string
+	bin string
+	// label is the system's name in the report: "rocketraft", or
+	// "rocketraft:k=v+k=v" for a variant whose broker.conf adds extra.
+	label string
+	extra []string
 	ns    string
 	procs []*proctest.Proc
 }
 
-func (s *rocketraftSystem) name() string    { return "rocketraft" }
+// newRocketraftSystem parses a PERF_SYSTEMS entry: "rocketraft" runs the
+// defaults; "rocketraft:key=value+key=value" sets broker keys on every node,
+// so an A/B of one setting runs interleaved in one harness run.
+func newRocketraftSystem(bin, label string) (*rocketraftSystem, error) {
+	s := &rocketraftSystem{bin: bin, label: label}
+	if label == "rocketraft" {
+		return s, nil
+	}
+	kvs, ok := strings.CutPrefix(label, "rocketraft:")
+	if !ok || kvs == "" {
+		return nil, fmt.Errorf("system %q: want rocketraft or rocketraft:key=value[+key=value]", label)
+	}
+	for _, kv := range strings.Split(kvs, "+") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || v == "" {
+			return nil, fmt.Errorf("system %q: %q is not key=value", label, kv)
+		}
+		s.extra = append(s.extra, k+"="+v)
+	}
+	return s, nil
+}
+
+func (s *rocketraftSystem) name() string    { return s.label }
 func (s *rocketraftSystem) namesrv() string { return s.ns }
 func (s *rocketraftSystem) cluster() string { return "PerfCluster" }
 
@@ -74,7 +100,7 @@ func (s *rocketraftSystem) start(t *testing.T, dir string) error {
 		conf := filepath.Join(dir, id+".conf")
 		err := proctest.BrokerConfig{ClusterName: s.cluster(), BrokerName: "broker-a", ClientAddr: clients[i].Addr,
 			NamesrvAddr: s.ns, DataDir: filepath.Join(dir, id), Peers: peers, PeerClients: clients, SelfID: id,
-			LogLevel: "warn"}.Write(conf)
+			LogLevel: "warn", Extra: s.extra}.Write(conf)
 		if err != nil {
 			return err
 		}
@@ -217,3 +243,15 @@ func createTopic(bin, ns, cluster, topic string) error {
 // freePorts picks n free loopback ports (proctest's picker, below the
 // ephemeral range).
 func freePorts(n int) ([]int, error) { return proctest.FreePorts(n) }
+
+// newRemotingSystem is the system a PERF_SYSTEMS entry names, for the
+// RocketMQ remoting clients.
+func newRemotingSystem(s settings, sys string) (remotingSystem, error) {
+	switch sys {
+	case "rocketmq":
+		return &apacheSystem{lib: s.rocketmqLib, flushDisk: "ASYNC_FLUSH"}, nil
+	case "rocketmq-syncflush":
+		return &apacheSystem{lib: s.rocketmqLib, flushDisk: "SYNC_FLUSH"}, nil
+	}
+	return newRocketraftSystem(s.bin, sys)
+}
