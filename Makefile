@@ -71,7 +71,7 @@ bench-compare: build
 # (default 60s; target: p99 <= 10 ms). PERF_ROUNDS (default 3). Report: integration/perf/consume-results.md.
 bench-consume: build
 	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) $(if $(PERF_ROUNDS),PERF_ROUNDS=$(PERF_ROUNDS)) $(if $(PERF_BACKLOG_MIB),PERF_BACKLOG_MIB=$(PERF_BACKLOG_MIB)) \
-	$(if $(PERF_LIVE),PERF_LIVE=$(PERF_LIVE)) PERF_SYSTEMS=rocketraft PERF_CONSUME_OUT=$(CURDIR)/integration/perf/consume-results.md \
+	$(if $(PERF_LIVE),PERF_LIVE=$(PERF_LIVE)) PERF_SYSTEMS=$(or $(PERF_SYSTEMS),rocketraft) PERF_CONSUME_OUT=$(CURDIR)/integration/perf/consume-results.md \
 	$(GO) test -tags perf -count=1 -timeout 3h -v -run TestConsumeTargets ./integration/perf/
 
 integration: build
