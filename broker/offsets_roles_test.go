@@ -203,7 +203,7 @@ func TestK1RunningGroupsCommitsNeverLowerTheOffset(t *testing.T) {
 // The restarted leader's registry was empty until the group's consumers
 // heartbeated it (every 30 s), so a consumer's stale UPDATE_CONSUMER_OFFSET
 // was set as an operator's would be. Until a node has collected heartbeats for
-// HeartbeatCoverage, every group's commits are progress.
+// ConsumerCoverage, every group's commits are progress.
 func TestK3FreshNodeCommitsNeverLowerTheOffset(t *testing.T) {
 	tb := startTestBroker(t, replica.RoleLeader, nil)
 	tb.call(t, transport.SendMessage, sendExt("TK3", 0, ""), []byte("x"))

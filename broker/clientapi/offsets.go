@@ -56,8 +56,9 @@ func (a *API) handleQueryOffset(ctx context.Context, req *route.Request) (*trans
 // one client-side move back this ignores is a lite-pull consumer's seek to an
 // earlier offset while its group runs: it consumes from there, but a restart
 // resumes from the offset it had reached. And an operator's tool that lowers a
-// stopped group's offset in the first HeartbeatCoverage (35 s) after this node
-// started is taken as progress too; INVOKE_BROKER_TO_RESET_OFFSET is not.
+// stopped group's offset in the first clients.ConsumerCoverage (70 s) after
+// this node started is taken as progress too; INVOKE_BROKER_TO_RESET_OFFSET is
+// not.
 func (a *API) handleUpdateOffset(_ context.Context, req *route.Request) (*transport.Command, error) {
 	e := route.NewFields(req.ExtFields)
 	group, topic := e.Str("consumerGroup", true), e.Str("topic", true)

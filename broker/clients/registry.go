@@ -220,14 +220,23 @@ func (r *Registry) HasConsumers(group string) bool {
 	return g != nil && len(g.clients) > 0
 }
 
+// ConsumerCoverage is how long a node must have collected heartbeats before a
+// group missing from its registry is taken to have no consumer online. A
+// client whose route had dropped a restarted node learns its address on the
+// next route refresh (every 30 s) and heartbeats it on the next tick after
+// that (every 30 s): two intervals and slack. Longer than HeartbeatCoverage,
+// which assumes the client still knew the address, because a wrong guess
+// here lowers a running group's offset.
+const ConsumerCoverage = 70 * time.Second
+
 // MayHaveConsumers reports whether group may have consumers online: one
 // heartbeats this node, or the node has collected heartbeats for less than
-// HeartbeatCoverage, so a running group's clients may not have reached it yet.
+// ConsumerCoverage, so a running group's clients may not have reached it yet.
 // After every node restarts (chaos K3) the registries are empty for up to a
-// heartbeat interval while the group's consumers keep committing.
+// heartbeat interval or two while the group's consumers keep committing.
 func (r *Registry) MayHaveConsumers(group string, now time.Time) bool {
 	r.mu.Lock()
-	young := now.Sub(r.since) < HeartbeatCoverage
+	young := now.Sub(r.since) < ConsumerCoverage
 	r.mu.Unlock()
 	return young || r.HasConsumers(group)
 }
