@@ -56,16 +56,24 @@ func (b *Broker) watchRoles() {
 			b.mu.Lock()
 			prev := b.status
 			// Before the new status shows: no caller sees a follower that
-			// still reports pending offsets as committed.
+			// still reports pending offsets as committed. And a node that
+			// starts leading starts with none: nothing is buffered while it
+			// does not lead, so anything there is left from an earlier term
+			// (chaos N1 and P1: a failed flush's restore, now refused by
+			// offsets.Buffer itself).
 			dropped := 0
-			if prev.Role == replica.RoleLeader && (st.Role != replica.RoleLeader || st.Term != prev.Term) {
+			kept := prev.Role == replica.RoleLeader && st.Role == replica.RoleLeader && st.Term == prev.Term
+			if !kept && (prev.Role == replica.RoleLeader || st.Role == replica.RoleLeader) {
 				dropped = b.offsets.Drop()
 			}
 			b.status = st
 			b.mu.Unlock()
-			if dropped > 0 {
+			switch {
+			case dropped > 0 && prev.Role == replica.RoleLeader:
 				b.log.Warn("leadership lost before consumer offsets were replicated; their consumers commit them again",
 					"offsets", dropped, "term", prev.Term)
+			case dropped > 0:
+				b.log.Warn("dropped consumer offsets left pending from an earlier term", "offsets", dropped, "term", st.Term)
 			}
 			if b.cfg.Metrics != nil {
 				b.cfg.Metrics.ObserveRoleChange(prev.Term, st)

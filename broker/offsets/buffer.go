@@ -48,6 +48,13 @@ type Buffer struct {
 	// lifted is, per key, the reset whose hold ends early on this node and
 	// when (a pull from the reset offset, a commit of it).
 	lifted map[key]lift
+	// epoch counts Drops. A flush restores the offsets it failed to
+	// replicate only if no Drop came since it took them: a flush in flight
+	// when leadership was lost fails a moment after the Drop, and restoring
+	// then would leave its offsets pending on a follower, to be written, old,
+	// over newer ones when this node next leads (chaos N1 and P1 at load:
+	// 958 then 378, the offsets of this node's term two leaderships earlier).
+	epoch uint64
 	// flushMu makes flushes one at a time, so offsets reach the log in the
 	// order they were taken: two concurrent flushes (the periodic one and a
 	// Durable read's) could otherwise apply an older value after a newer one.
@@ -180,6 +187,7 @@ func (b *Buffer) Forget(group string) {
 func (b *Buffer) Drop() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.epoch++
 	n := len(b.pending)
 	clear(b.pending)
 	return n
@@ -222,33 +230,27 @@ func (b *Buffer) Durable(ctx context.Context, group, topic string, queueID int32
 func (b *Buffer) Flush(ctx context.Context) error {
 	b.flushMu.Lock()
 	defer b.flushMu.Unlock()
-	offs := b.take()
+	offs, epoch := b.take()
 	if len(offs) == 0 {
 		return nil
 	}
-	// While the entry replicates, its offsets are neither pending nor applied;
-	// Advance still compares with them.
-	b.mu.Lock()
-	for _, o := range offs {
-		b.flying[key{o.Group, o.Topic, o.QueueID}] = o.Offset
-	}
-	b.mu.Unlock()
 	defer func() {
 		b.mu.Lock()
 		clear(b.flying)
 		b.mu.Unlock()
 	}()
 	if err := b.rep.CommitOffsets(ctx, offs); err != nil {
-		b.restore(offs)
+		b.restore(offs, epoch)
 		return err
 	}
 	return nil
 }
 
 // take removes and returns everything pending, sorted for a deterministic
-// command. A commit of a held queue is dropped here too: it may have been put
-// while the reset's entry was still on its way to being applied.
-func (b *Buffer) take() []fsm.OffsetEntry {
+// command, and the epoch it was taken in. A commit of a held queue is dropped
+// here too: it may have been put while the reset's entry was still on its way
+// to being applied.
+func (b *Buffer) take() ([]fsm.OffsetEntry, uint64) {
 	b.mu.Lock()
 	keys := make([]key, 0, len(b.pending))
 	for k := range b.pending {
@@ -270,6 +272,12 @@ func (b *Buffer) take() []fsm.OffsetEntry {
 		}
 	}
 	clear(b.pending)
+	// While the entry replicates, its offsets are neither pending nor applied;
+	// Advance still compares with them. Set in the same critical section that
+	// empties pending, so no Advance sees neither.
+	for _, o := range out {
+		b.flying[key{o.Group, o.Topic, o.QueueID}] = o.Offset
+	}
 	sort.Slice(out, func(i, j int) bool {
 		x, y := out[i], out[j]
 		if x.Group != y.Group {
@@ -280,13 +288,17 @@ func (b *Buffer) take() []fsm.OffsetEntry {
 		}
 		return x.QueueID < y.QueueID
 	})
-	return out
+	return out, b.epoch
 }
 
-// restore puts back offsets whose replication failed, unless newer ones arrived.
-func (b *Buffer) restore(offs []fsm.OffsetEntry) {
+// restore puts back offsets taken in epoch whose replication failed, unless
+// newer ones arrived or a Drop came since.
+func (b *Buffer) restore(offs []fsm.OffsetEntry, epoch uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.epoch != epoch {
+		return
+	}
 	for _, c := range offs {
 		k := key{c.Group, c.Topic, c.QueueID}
 		if _, newer := b.pending[k]; !newer {

@@ -29,7 +29,7 @@ func TestFlushReplicatesOnceSortedAndPendingWinsUntilThen(t *testing.T) {
 	if off, ok := b.Committed("g", "T", 1); !ok || off != 7 {
 		t.Fatalf("pending offset = %d, %v; want 7", off, ok)
 	}
-	if offs := b.take(); len(offs) != 2 || offs[0].Group != "a" || offs[1].Offset != 7 {
+	if offs, _ := b.take(); len(offs) != 2 || offs[0].Group != "a" || offs[1].Offset != 7 {
 		t.Fatalf("take = %+v, want [a/T/0=3 g/T/1=7]", offs)
 	}
 	b.Put("g", "T", 1, 9)
@@ -47,9 +47,9 @@ func TestFlushReplicatesOnceSortedAndPendingWinsUntilThen(t *testing.T) {
 func TestFailedFlushRestoresUnlessNewer(t *testing.T) {
 	b := NewBuffer(failingMetadata{fakereplica.New(nil, replica.RoleFollower)}, time.Now)
 	b.Put("g", "T", 0, store.QueueOffset(4))
-	offs := b.take()
+	offs, epoch := b.take()
 	b.Put("g", "T", 0, 6) // arrives while the flush is in flight
-	b.restore(offs)
+	b.restore(offs, epoch)
 	if off, _ := b.Committed("g", "T", 0); off != 6 {
 		t.Fatalf("after restore = %d, want the newer 6", off)
 	}
@@ -71,7 +71,7 @@ func TestForgetDropsOnlyThatGroupsPendingOffsets(t *testing.T) {
 	if _, ok := b.Committed("gone", "T", 0); ok {
 		t.Fatal("a forgotten group's offset is still pending")
 	}
-	if offs := b.take(); len(offs) != 1 || offs[0].Group != "kept" || offs[0].Offset != 7 {
+	if offs, _ := b.take(); len(offs) != 1 || offs[0].Group != "kept" || offs[0].Offset != 7 {
 		t.Fatalf("pending after Forget = %+v, want only kept/T/0=7", offs)
 	}
 }
@@ -314,4 +314,45 @@ func flushed(t *testing.T, b *Buffer, rep replica.Metadata) store.QueueOffset {
 	}
 	off, _ := rep.ConsumerOffset("g", "T", 0)
 	return off
+}
+
+// blockingMetadata holds CommitOffsets until release is closed, then fails it,
+// as raft does with an entry in flight when leadership is lost.
+type blockingMetadata struct {
+	replica.Metadata
+	called  chan struct{}
+	release chan struct{}
+}
+
+func (m blockingMetadata) CommitOffsets(context.Context, []fsm.OffsetEntry) error {
+	close(m.called)
+	<-m.release
+	return replica.ErrNotLeader
+}
+
+// TestN1P1FlushFailingAfterDropRestoresNothing: chaos N1 and P1 at load saw a
+// committed offset go 958 → 378 on a new leader. That node had led two terms
+// before; when it lost that leadership a flush was in flight: the role change
+// dropped the pending offsets, then the flush failed and put its own back. They
+// stayed pending through its terms as a follower and were written, old, over
+// newer offsets when it led again. A flush now restores nothing after a Drop.
+func TestN1P1FlushFailingAfterDropRestoresNothing(t *testing.T) {
+	rep := fakereplica.New(nil, replica.RoleLeader)
+	m := blockingMetadata{Metadata: rep, called: make(chan struct{}), release: make(chan struct{})}
+	b := NewBuffer(m, time.Now)
+	b.Put("g", "T", 1, 378)
+	done := make(chan error, 1)
+	go func() { done <- b.Flush(context.Background()) }()
+	<-m.called
+	b.Drop() // leadership lost while the entry is in flight
+	close(m.release)
+	if err := <-done; !errors.Is(err, replica.ErrNotLeader) {
+		t.Fatalf("flush error = %v, want ErrNotLeader", err)
+	}
+	if off, ok := b.Committed("g", "T", 1); ok {
+		t.Fatalf("offset %d pending after the Drop: the failed flush restored it", off)
+	}
+	if offs, _ := b.take(); len(offs) != 0 {
+		t.Fatalf("the next flush would write %+v", offs)
+	}
 }
