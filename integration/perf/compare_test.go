@@ -3,7 +3,6 @@
 package perf
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -208,37 +207,14 @@ func runBench(s settings, rs remotingSystem, w workload) (result, error) {
 		return res, fmt.Errorf("warm-up: %v: %s", err, lastLines(out, 10))
 	}
 	args := append(append(slices.Clone(common), "--count", strconv.Itoa(s.n), "--json", "-"), w.bench...)
-	cmd := exec.Command(s.bin, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	srv0 := procCPU(rs.serverPIDs())
-	if err := cmd.Run(); err != nil {
-		return res, fmt.Errorf("bench: %v: %s", err, lastLines(stderr.Bytes(), 10))
+	lines, ps, err := benchRun(s.bin, args...)
+	if err != nil {
+		return res, err
 	}
 	res.ServerCPUSec = procCPU(rs.serverPIDs()) - srv0
-	res.ClientCPUSec = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
-	var sum struct {
-		Type     string  `json:"type"`
-		Msgs     int64   `json:"msgs"`
-		Failed   int64   `json:"failed"`
-		MsgsPerS float64 `json:"msgs_per_s"`
-		Latency  map[string]struct {
-			P50Ms float64 `json:"p50_ms"`
-			P99Ms float64 `json:"p99_ms"`
-		} `json:"latency"`
-	}
-	found := false
-	sc := bufio.NewScanner(&stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		if json.Unmarshal(sc.Bytes(), &sum) == nil && sum.Type == "summary" {
-			found = true
-			break
-		}
-	}
-	if !found {
-		return res, fmt.Errorf("bench printed no JSON summary: %s", lastLines(stderr.Bytes(), 10))
-	}
+	res.ClientCPUSec = (ps.UserTime() + ps.SystemTime()).Seconds()
+	sum := lines[len(lines)-1]
 	lat, ok := sum.Latency["latency"]
 	if !ok {
 		return res, fmt.Errorf("bench summary has no latency series: %v", sum.Latency)

@@ -3,12 +3,9 @@
 package perf
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,45 +28,6 @@ type consumeRun struct {
 	BornP99Ms         float64 `json:"bornP99Ms"`
 	BornP999Ms        float64 `json:"bornP999Ms"`
 	BornMaxMs         float64 `json:"bornMaxMs"`
-}
-
-// benchLine is one JSON line of `rocketraft bench`: an interval or the summary.
-type benchLine struct {
-	Type     string  `json:"type"`
-	ElapsedS float64 `json:"elapsed_s"`
-	Msgs     int64   `json:"msgs"`
-	Failed   int64   `json:"failed"`
-	MsgsPerS float64 `json:"msgs_per_s"`
-	Latency  map[string]struct {
-		P50Ms  float64 `json:"p50_ms"`
-		P99Ms  float64 `json:"p99_ms"`
-		P999Ms float64 `json:"p999_ms"`
-		MaxMs  float64 `json:"max_ms"`
-	} `json:"latency"`
-}
-
-// benchLines runs bin with args and returns its JSON lines (args must include
-// --json -).
-func benchLines(bin string, args ...string) ([]benchLine, error) {
-	cmd := exec.Command(bin, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%s: %v: %s", strings.Join(args[:2], " "), err, lastLines(stderr.Bytes(), 10))
-	}
-	var out []benchLine
-	sc := bufio.NewScanner(&stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var l benchLine
-		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Type != "" {
-			out = append(out, l)
-		}
-	}
-	if len(out) == 0 || out[len(out)-1].Type != "summary" {
-		return nil, fmt.Errorf("%s printed no JSON summary: %s", strings.Join(args[:2], " "), lastLines(stderr.Bytes(), 10))
-	}
-	return out, nil
 }
 
 // drainRate is a consumer's msgs/s from its first delivery to the end: the

@@ -1,0 +1,90 @@
+//go:build perf
+
+package perf
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// benchLine is one JSON line of `rocketraft bench`: an interval or the summary.
+type benchLine struct {
+	Type     string  `json:"type"`
+	ElapsedS float64 `json:"elapsed_s"`
+	Msgs     int64   `json:"msgs"`
+	Failed   int64   `json:"failed"`
+	MsgsPerS float64 `json:"msgs_per_s"`
+	Latency  map[string]struct {
+		P50Ms  float64 `json:"p50_ms"`
+		P99Ms  float64 `json:"p99_ms"`
+		P999Ms float64 `json:"p999_ms"`
+		MaxMs  float64 `json:"max_ms"`
+	} `json:"latency"`
+}
+
+// benchLines runs bin with args and returns its JSON lines (args must include
+// --json -).
+func benchLines(bin string, args ...string) ([]benchLine, error) {
+	lines, _, err := benchRun(bin, args...)
+	return lines, err
+}
+
+// benchRun is benchLines that also returns the finished process, for its CPU
+// time.
+func benchRun(bin string, args ...string) ([]benchLine, *os.ProcessState, error) {
+	cmd := exec.Command(bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, nil, fmt.Errorf("%s: %v: %s", strings.Join(args[:2], " "), err, lastLines(stderr.Bytes(), 10))
+	}
+	var out []benchLine
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var l benchLine
+		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Type != "" {
+			out = append(out, l)
+		}
+	}
+	if len(out) == 0 || out[len(out)-1].Type != "summary" {
+		return nil, nil, fmt.Errorf("%s printed no JSON summary: %s", strings.Join(args[:2], " "), lastLines(stderr.Bytes(), 10))
+	}
+	return out, cmd.ProcessState, nil
+}
+
+// TestBenchRunReadsTheSummary runs a stand-in for `rocketraft bench` that
+// prints two intervals and a summary, and checks what the harness reads.
+func TestBenchRunReadsTheSummary(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "bench")
+	body := `#!/bin/sh
+echo "live text on stdout is ignored"
+echo '{"type":"interval","elapsed_s":1,"msgs":0}'
+echo '{"type":"interval","elapsed_s":2,"msgs":500}'
+echo '{"type":"summary","elapsed_s":3,"msgs":1000,"failed":2,"msgs_per_s":333.3,"latency":{"latency":{"p50_ms":1.5,"p99_ms":9}}}'
+`
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lines, ps, err := benchRun(script, "bench", "produce")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := lines[len(lines)-1]
+	if len(lines) != 3 || ps == nil || sum.Msgs != 1000 || sum.Failed != 2 || sum.Latency["latency"].P99Ms != 9 {
+		t.Fatalf("read %+v, process %v", lines, ps)
+	}
+	if r := drainRate(lines); r != 500 { // 1000 messages from the end of the first interval (1 s) to 3 s
+		t.Fatalf("drain rate %.1f, want 500", r)
+	}
+	if _, _, err := benchRun("true", "bench", "produce"); err == nil {
+		t.Fatal("a run without a summary line was accepted")
+	}
+}
