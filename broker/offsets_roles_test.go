@@ -24,13 +24,7 @@ func TestPendingOffsetsAcrossLeadershipChanges(t *testing.T) {
 	tb.replica.PeerList = []replica.Peer{{ID: "n0", Address: "127.0.0.1:40911", Suffrage: "Voter"},
 		{ID: "n1", Address: "127.0.0.1:40921", Suffrage: "Voter"}}
 	tb.call(t, transport.SendMessage, sendExt("TO", 0, ""), []byte("x"))
-	commit := func(off string) {
-		t.Helper()
-		u := map[string]string{"consumerGroup": "g", "topic": "TO", "queueId": "0", "commitOffset": off}
-		if r := tb.call(t, transport.UpdateConsumerOffset, u, nil); r.ResponseCode() != transport.Success {
-			t.Fatalf("commit %s: %s", off, r.Remark)
-		}
-	}
+	commit := func(off string) { t.Helper(); updateOffset(t, tb, "g", "TO", off) }
 	replicated := func() (int64, bool) {
 		off, ok := tb.replica.ConsumerOffset("g", "TO", 0)
 		return int64(off), ok
@@ -102,13 +96,7 @@ func TestR2QueriedOffsetNeverGoesBack(t *testing.T) {
 		}
 		return off
 	}
-	commit := func(off string) {
-		t.Helper()
-		u := map[string]string{"consumerGroup": "g", "topic": "TR2", "queueId": "0", "commitOffset": off}
-		if r := tb.call(t, transport.UpdateConsumerOffset, u, nil); r.ResponseCode() != transport.Success {
-			t.Fatalf("commit %s: %s", off, r.Remark)
-		}
-	}
+	commit := func(off string) { t.Helper(); updateOffset(t, tb, "g", "TR2", off) }
 	commit("5")
 	first := query()
 	commit("9")
@@ -163,21 +151,8 @@ func TestK3N3FollowerRelaysOffsetQueries(t *testing.T) {
 func TestK1RunningGroupsCommitsNeverLowerTheOffset(t *testing.T) {
 	tb := startTestBroker(t, replica.RoleLeader, nil)
 	tb.call(t, transport.SendMessage, sendExt("TK1", 0, ""), []byte("x"))
-	commit := func(group, off string) {
-		t.Helper()
-		u := map[string]string{"consumerGroup": group, "topic": "TK1", "queueId": "0", "commitOffset": off}
-		if r := tb.call(t, transport.UpdateConsumerOffset, u, nil); r.ResponseCode() != transport.Success {
-			t.Fatalf("commit %s: %s", off, r.Remark)
-		}
-	}
-	committed := func(group string) store.QueueOffset {
-		t.Helper()
-		if err := tb.b.offsets.Flush(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		off, _ := tb.replica.ConsumerOffset(group, "TK1", 0)
-		return off
-	}
+	commit := func(group, off string) { t.Helper(); updateOffset(t, tb, group, "TK1", off) }
+	committed := func(group string) store.QueueOffset { t.Helper(); return replicatedOffset(t, tb, group, "TK1") }
 	heartbeat(t, tb, "g", "TK1")
 	commit("g", "1050")
 	commit("g", "990") // the new owner's stale persist
@@ -207,21 +182,8 @@ func TestK1RunningGroupsCommitsNeverLowerTheOffset(t *testing.T) {
 func TestK3FreshNodeCommitsNeverLowerTheOffset(t *testing.T) {
 	tb := startTestBroker(t, replica.RoleLeader, nil)
 	tb.call(t, transport.SendMessage, sendExt("TK3", 0, ""), []byte("x"))
-	commit := func(off string) {
-		t.Helper()
-		u := map[string]string{"consumerGroup": "g", "topic": "TK3", "queueId": "0", "commitOffset": off}
-		if r := tb.call(t, transport.UpdateConsumerOffset, u, nil); r.ResponseCode() != transport.Success {
-			t.Fatalf("commit %s: %s", off, r.Remark)
-		}
-	}
-	committed := func() store.QueueOffset {
-		t.Helper()
-		if err := tb.b.offsets.Flush(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		off, _ := tb.replica.ConsumerOffset("g", "TK3", 0)
-		return off
-	}
+	commit := func(off string) { t.Helper(); updateOffset(t, tb, "g", "TK3", off) }
+	committed := func() store.QueueOffset { t.Helper(); return replicatedOffset(t, tb, "g", "TK3") }
 	commit("876")
 	commit("715") // a consumer's stale commit, before any heartbeat reached this node
 	if off := committed(); off != 876 {
@@ -232,4 +194,24 @@ func TestK3FreshNodeCommitsNeverLowerTheOffset(t *testing.T) {
 	if off := committed(); off != 700 {
 		t.Fatalf("registry complete, no consumer online: committed %d after 700, want 700", off)
 	}
+}
+
+// updateOffset sends UPDATE_CONSUMER_OFFSET for queue 0 of topic.
+func updateOffset(t *testing.T, tb *testBroker, group, topic, off string) {
+	t.Helper()
+	u := map[string]string{"consumerGroup": group, "topic": topic, "queueId": "0", "commitOffset": off}
+	if r := tb.call(t, transport.UpdateConsumerOffset, u, nil); r.ResponseCode() != transport.Success {
+		t.Fatalf("commit %s: %s", off, r.Remark)
+	}
+}
+
+// replicatedOffset flushes the broker's pending offsets and returns the
+// replicated offset of queue 0 of topic.
+func replicatedOffset(t *testing.T, tb *testBroker, group, topic string) store.QueueOffset {
+	t.Helper()
+	if err := tb.b.offsets.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	off, _ := tb.replica.ConsumerOffset(group, topic, 0)
+	return off
 }

@@ -57,10 +57,11 @@ func (b *Broker) watchRoles() {
 			prev := b.status
 			// Before the new status shows: no caller sees a follower that
 			// still reports pending offsets as committed. And a node that
-			// starts leading starts with none: nothing is buffered while it
-			// does not lead, so anything there is left from an earlier term
-			// (chaos N1 and P1: a failed flush's restore, now refused by
-			// offsets.Buffer itself).
+			// starts leading starts with none: anything there is left from
+			// an earlier term, e.g. a commit whose handler checked
+			// leadership just before this Drop and buffered it just after
+			// (chaos N1 and P1 found the other way in, a failed flush's
+			// restore, which offsets.Buffer now refuses itself).
 			dropped := 0
 			kept := prev.Role == replica.RoleLeader && st.Role == replica.RoleLeader && st.Term == prev.Term
 			if !kept && (prev.Role == replica.RoleLeader || st.Role == replica.RoleLeader) {

@@ -43,22 +43,22 @@ func (a *API) handleQueryOffset(ctx context.Context, req *route.Request) (*trans
 // handleUpdateOffset serves UPDATE_CONSUMER_OFFSET (15) on the leader, which
 // buffers it (broker/offsets); followers relay it (route.LeaderOneway).
 //
-// While the group may have consumers online here, a commit is their progress
-// and never lowers the committed offset (offsets.Buffer.Advance): in a
-// rebalance the new owner of a queue persists the offset it queried, and the
-// previous owner's last commit may have come in between (chaos K1 at load:
-// 1050, then 990 on the same leader 200 ms later). "May have" includes a node
-// that restarted less than a heartbeat interval ago, whose registry does not
-// list the running group's consumers yet (chaos K3: 876, then 715, after every
-// node restarted). With no consumer online the value is set as sent: an operator's tool (mqadmin cloneGroupOffset, its
-// resetOffsetByTime for a stopped group) moves offsets back that way. An
-// operator's reset of a running group is INVOKE_BROKER_TO_RESET_OFFSET. The
-// one client-side move back this ignores is a lite-pull consumer's seek to an
-// earlier offset while its group runs: it consumes from there, but a restart
-// resumes from the offset it had reached. And an operator's tool that lowers a
-// stopped group's offset in the first clients.ConsumerCoverage (70 s) after
-// this node started is taken as progress too; INVOKE_BROKER_TO_RESET_OFFSET is
-// not.
+// While the group may have consumers online here (clients.MayHaveConsumers), a
+// commit is their progress and never lowers the committed offset
+// (offsets.Buffer.Advance): in a rebalance the new owner of a queue persists
+// the offset it queried, and the previous owner's last commit may have come in
+// between (chaos K1 at load: 1050, then 990 on one leader 200 ms later). "May
+// have" includes a node that started less than clients.ConsumerCoverage (70 s)
+// ago, whose registry does not list a running group's consumers yet (chaos K3:
+// 876, then 715, after every node restarted).
+//
+// Otherwise the value is set as sent: an operator's tool (mqadmin
+// cloneGroupOffset, its resetOffsetByTime for a stopped group) moves offsets
+// back that way; a running group is reset with INVOKE_BROKER_TO_RESET_OFFSET.
+// Two moves back this ignores: a lite-pull consumer's seek while its group
+// runs (it consumes from there, but a restart resumes from where it had
+// reached), and an operator's lowering of a stopped group's offset within
+// ConsumerCoverage of this node's start.
 func (a *API) handleUpdateOffset(_ context.Context, req *route.Request) (*transport.Command, error) {
 	e := route.NewFields(req.ExtFields)
 	group, topic := e.Str("consumerGroup", true), e.Str("topic", true)

@@ -236,9 +236,9 @@ const ConsumerCoverage = 70 * time.Second
 // heartbeat interval or two while the group's consumers keep committing.
 func (r *Registry) MayHaveConsumers(group string, now time.Time) bool {
 	r.mu.Lock()
-	young := now.Sub(r.since) < ConsumerCoverage
-	r.mu.Unlock()
-	return young || r.HasConsumers(group)
+	defer r.mu.Unlock()
+	g := r.consumers[group]
+	return now.Sub(r.since) < ConsumerCoverage || (g != nil && len(g.clients) > 0)
 }
 
 // ConsumerConns returns the connections of a group's members.

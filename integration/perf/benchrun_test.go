@@ -88,3 +88,15 @@ echo '{"type":"summary","elapsed_s":3,"msgs":1000,"failed":2,"msgs_per_s":333.3,
 		t.Fatal("a run without a summary line was accepted")
 	}
 }
+
+func TestRotatedOrdersEachRoundFromTheNextSystem(t *testing.T) {
+	sys := []string{"a", "b", "c"}
+	for round, want := range map[int]string{1: "a b c", 2: "b c a", 3: "c a b", 4: "a b c"} {
+		if got := strings.Join(rotated(sys, round), " "); got != want {
+			t.Errorf("round %d: %s, want %s", round, got, want)
+		}
+	}
+	if strings.Join(sys, " ") != "a b c" {
+		t.Errorf("rotated changed its input: %v", sys)
+	}
+}

@@ -67,18 +67,7 @@ func loadSettings(t *testing.T) settings {
 		systems:   []string{"rocketraft", "jetstream-durable", "jetstream-lazy", "rocketmq", "rocketmq-syncflush"},
 		workloads: []string{"async", "sync1", "sync16", "go64"},
 	}
-	for _, v := range []struct {
-		key string
-		dst *int
-	}{{"PERF_N", &s.n}, {"PERF_ROUNDS", &s.rounds}} {
-		if e := os.Getenv(v.key); e != "" {
-			n, err := strconv.Atoi(e)
-			if err != nil || n <= 0 {
-				t.Fatalf("%s=%q: want a positive integer", v.key, e)
-			}
-			*v.dst = n
-		}
-	}
+	s.n, s.rounds = envPositiveInt(t, "PERF_N", s.n), envPositiveInt(t, "PERF_ROUNDS", s.rounds)
 	if e := os.Getenv("PERF_SYSTEMS"); e != "" {
 		s.systems = strings.Split(e, ",")
 	}
@@ -132,10 +121,7 @@ func TestBenchCompare(t *testing.T) {
 			r.Round, r.System, r.Workload, r.MsgsPerSec, r.P50Ms, r.P99Ms, r.ServerCPUSec, r.ClientCPUSec, r.Errors)
 	}
 	for round := 1; round <= s.rounds; round++ {
-		order := slices.Clone(s.systems)
-		k := (round - 1) % len(order)
-		order = append(order[k:], order[:k]...) // A B C, B C A, C A B
-		for _, sys := range order {
+		for _, sys := range rotated(s.systems, round) {
 			dir := t.TempDir()
 			if strings.HasPrefix(sys, "jetstream") {
 				for _, w := range selected(s.workloads) {
@@ -178,6 +164,27 @@ func TestBenchCompare(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// envPositiveInt is the positive integer in the environment variable key, or
+// def when it is unset.
+func envPositiveInt(t *testing.T, key string, def int) int {
+	t.Helper()
+	e := os.Getenv(key)
+	if e == "" {
+		return def
+	}
+	n, err := strconv.Atoi(e)
+	if err != nil || n <= 0 {
+		t.Fatalf("%s=%q: want a positive integer", key, e)
+	}
+	return n
+}
+
+// rotated is the order systems run in round (from 1): A B C, B C A, C A B.
+func rotated(systems []string, round int) []string {
+	k := (round - 1) % len(systems)
+	return append(slices.Clone(systems[k:]), systems[:k]...)
 }
 
 func selected(names []string) []workload {

@@ -70,14 +70,7 @@ func TestConsumeTargets(t *testing.T) {
 			t.Fatalf("PERF_SYSTEMS: %s has no RocketMQ consumer; the consumer targets run on rocketraft and rocketmq", sys)
 		}
 	}
-	mib := 1024
-	if e := os.Getenv("PERF_BACKLOG_MIB"); e != "" {
-		n, err := strconv.Atoi(e)
-		if err != nil || n <= 0 {
-			t.Fatalf("PERF_BACKLOG_MIB=%q: want a positive integer", e)
-		}
-		mib = n
-	}
+	mib := envPositiveInt(t, "PERF_BACKLOG_MIB", 1024)
 	live := 60 * time.Second
 	if e := os.Getenv("PERF_LIVE"); e != "" {
 		d, err := time.ParseDuration(e)
@@ -89,10 +82,7 @@ func TestConsumeTargets(t *testing.T) {
 	backlog := mib * 1024
 	var runs []consumeRun
 	for round := 1; round <= s.rounds; round++ {
-		order := slices.Clone(systems)
-		k := (round - 1) % len(order)
-		order = append(order[k:], order[:k]...)
-		for _, sys := range order {
+		for _, sys := range rotated(systems, round) {
 			rs, err := newRemotingSystem(s, sys)
 			if err != nil {
 				t.Fatal(err)
