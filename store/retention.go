@@ -110,7 +110,14 @@ func (s *Store) CleanExpired(now time.Time, diskUsedRatio float64) (deletedSegme
 	err = cl.deleteFirst(len(del))
 	s.flushMu.Unlock()
 	newMin := cl.minOffset()
-	s.log.Info("retention deleted CommitLog segments", "count", len(del), "min", newMin, "disk_used_ratio", diskUsedRatio)
+	if now.Sub(segs[del[0]].lastModified) <= s.cfg.FileReservedTime {
+		// Only a full disk deletes a segment before fileReservedTime, and its
+		// messages may not have been consumed: an operator must hear of it.
+		s.log.Warn("disk over diskMaxUsedSpaceRatio: retention deleted a CommitLog segment before fileReservedTime",
+			"count", len(del), "min", newMin, "disk_used_ratio", diskUsedRatio, "max_ratio", s.cfg.DiskMaxUsedSpaceRatio)
+	} else {
+		s.log.Info("retention deleted CommitLog segments", "count", len(del), "min", newMin, "disk_used_ratio", diskUsedRatio)
+	}
 	if err != nil {
 		return len(del), fmt.Errorf("store: retention: %w", err)
 	}

@@ -45,6 +45,7 @@ func benchRun(bin string, args ...string) ([]benchLine, *os.ProcessState, error)
 	if err := cmd.Run(); err != nil {
 		return nil, nil, fmt.Errorf("%s: %v: %s", strings.Join(args[:2], " "), err, lastLines(stderr.Bytes(), 10))
 	}
+	keepHangReport(args, stderr.Bytes())
 	var out []benchLine
 	sc := bufio.NewScanner(&stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
@@ -99,4 +100,20 @@ func TestRotatedOrdersEachRoundFromTheNextSystem(t *testing.T) {
 	if strings.Join(sys, " ") != "a b c" {
 		t.Errorf("rotated changed its input: %v", sys)
 	}
+}
+
+// keepHangReport saves the stderr of a bench run whose client shutdown hung
+// (bench writes every goroutine's stack then) to a temporary file and says
+// where, so the hang can be diagnosed after the harness moved on.
+func keepHangReport(args []string, stderr []byte) {
+	if !bytes.Contains(stderr, []byte("shutdown did not return within")) {
+		return
+	}
+	f, err := os.CreateTemp("", "rocketraft-bench-hang-*.txt")
+	if err != nil {
+		return
+	}
+	_, _ = f.Write(stderr)
+	_ = f.Close()
+	fmt.Fprintf(os.Stderr, "%s: the client's shutdown hung; its goroutines are in %s\n", strings.Join(args[:2], " "), f.Name())
 }

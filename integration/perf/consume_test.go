@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -145,6 +146,9 @@ func consumeRound(bin string, rs remotingSystem, backlog int, live time.Duration
 	}
 	r.Backlog, r.BacklogFailed = int(ps.Msgs), int(ps.Failed)
 	r.Produce = ps.MsgsPerS
+	if err := backlogIntact(bin, ns, "PerfBacklog", r.Backlog); err != nil {
+		return r, err
+	}
 	srv0 := procCPU(rs.serverPIDs())
 	drain, err := benchLines(bin, "bench", "consume", "--namesrv", ns, "--topic", "PerfBacklog", "--group", "PerfDrain",
 		"--count", strconv.Itoa(r.Backlog), "--timeout", "30m", "--json", "-")
@@ -188,6 +192,39 @@ func consumeRound(bin string, rs remotingSystem, backlog int, live time.Duration
 	r.LiveConsumed = got.Msgs
 	r.BornP50Ms, r.BornP99Ms, r.BornP999Ms, r.BornMaxMs = born.P50Ms, born.P99Ms, born.P999Ms, born.MaxMs
 	return r, nil
+}
+
+// backlogIntact checks that every queue of topic still starts at offset 0 and
+// that the queues hold at least acked messages: the drain's count is only
+// reachable if retention has deleted nothing (a nearly full disk makes it
+// delete unexpired segments).
+func backlogIntact(bin, ns, topic string, acked int) error {
+	out, err := exec.Command(bin, "admin", "-n", ns, "-o", "json", "topic", "status", topic).Output()
+	if err != nil {
+		return fmt.Errorf("topic status %s: %w", topic, err)
+	}
+	var doc struct {
+		Queues []struct {
+			QueueID   int32 `json:"queueId"`
+			MinOffset int64 `json:"minOffset"`
+			Messages  int64 `json:"messages"`
+		} `json:"queues"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		return fmt.Errorf("topic status %s: %w: %s", topic, err, out)
+	}
+	var held int64
+	for _, q := range doc.Queues {
+		if q.MinOffset != 0 {
+			return fmt.Errorf("backlog %s queue %d starts at offset %d: retention deleted part of it (is the disk over diskMaxUsedSpaceRatio?)",
+				topic, q.QueueID, q.MinOffset)
+		}
+		held += q.Messages
+	}
+	if held < int64(acked) {
+		return fmt.Errorf("backlog %s holds %d messages, %d were acknowledged", topic, held, acked)
+	}
+	return nil
 }
 
 // renderConsume is the Markdown report of TestConsumeTargets: medians and

@@ -104,7 +104,7 @@ func Consume(ctx context.Context, o ConsumeOptions) (Result, error) {
 	if err := c.Start(); err != nil {
 		return Result{}, fmt.Errorf("start consumer: %w", err)
 	}
-	defer func() { _ = c.Shutdown() }()
+	defer func() { _ = shutdownClient("push consumer", c.Shutdown) }()
 	limit := o.Duration
 	if o.Count > 0 {
 		limit = o.Timeout

@@ -64,7 +64,7 @@ func produceGo(ctx context.Context, o ProduceOptions, r *runner) error {
 		if err := tp.Start(); err != nil {
 			return fmt.Errorf("start transaction producer: %w", err)
 		}
-		defer func() { _ = tp.Shutdown() }()
+		defer func() { _ = shutdownClient("transaction producer", tp.Shutdown) }()
 		return r.run(ctx, 1, func(ctx context.Context, op op) (int64, error) {
 			res, err := tp.SendMessageInTransaction(ctx, sh.goMessage(op.first))
 			switch {
@@ -83,7 +83,7 @@ func produceGo(ctx context.Context, o ProduceOptions, r *runner) error {
 	if err := p.Start(); err != nil {
 		return fmt.Errorf("start producer: %w", err)
 	}
-	defer func() { _ = p.Shutdown() }()
+	defer func() { _ = shutdownClient("producer", p.Shutdown) }()
 	return r.run(ctx, 1, func(ctx context.Context, op op) (int64, error) {
 		msgs := make([]*primitive.Message, op.msgs)
 		for i := range msgs {
