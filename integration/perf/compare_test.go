@@ -135,6 +135,7 @@ func TestBenchCompare(t *testing.T) {
 					r.Round = round
 					record(r)
 				}
+				removeRunDir(t, dir)
 				continue
 			}
 			rs, err := newRemotingSystem(s, sys)
@@ -155,6 +156,7 @@ func TestBenchCompare(t *testing.T) {
 				record(r)
 			}
 			rs.stop()
+			removeRunDir(t, dir)
 		}
 	}
 	report := render(s, results)
@@ -163,6 +165,16 @@ func TestBenchCompare(t *testing.T) {
 		if err := os.WriteFile(s.out, []byte(report), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// removeRunDir deletes a finished run's data at once. Every broker
+// pre-allocates its next 1 GiB CommitLog segment, so one system's group holds
+// gigabytes; left for the test's end, a run of many rounds fills a shared disk
+// past the brokers' disk guards (seen: a round refused sends at 90 % used).
+func removeRunDir(t *testing.T, dir string) {
+	if err := os.RemoveAll(dir); err != nil {
+		t.Logf("remove %s: %v", dir, err)
 	}
 }
 

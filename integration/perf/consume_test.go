@@ -98,6 +98,7 @@ func TestConsumeTargets(t *testing.T) {
 			if err != nil {
 				t.Fatalf("round %d %s: %v\n%s", round, sys, err, tails(dir))
 			}
+			removeRunDir(t, dir)
 			r.Round = round
 			runs = append(runs, r)
 			t.Logf("round %d %-10s backlog %d acked (%d failed), produce %.0f msgs/s, drain %.0f msgs/s (%.2f×, servers %.1f CPU s), live at %.0f msgs/s: born→consumed p50 %.1f p99 %.1f p99.9 %.1f max %.1f ms",
