@@ -196,9 +196,9 @@ func (a *API) handleSend(ctx context.Context, req *route.Request) (*transport.Co
 		recs = append(recs, rec)
 		sentProps = append(sentProps, h.Properties)
 	}
-	pctx, cancel := context.WithTimeout(ctx, sendTimeout)
-	defer cancel()
-	results, err := a.d.Replica.PutMessages(pctx, recs)
+	// No context.WithTimeout here: the proposer bounds the wait itself
+	// (node.DefaultMaxWait, the send timeout) with a plain timer.
+	results, err := a.d.Replica.PutMessages(ctx, recs)
 	if err != nil {
 		return nil, err // replica.ErrNotLeader: the forwarding stage relays it
 	}

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,8 +25,10 @@ type Metrics struct {
 	// wrapped registers into reg with Options' constant labels.
 	wrapped prometheus.Registerer
 
-	requests    *prometheus.CounterVec   // by request and response code
-	rpcLatency  *prometheus.HistogramVec // rocketmq_rpc_latency
+	requests   *prometheus.CounterVec   // by request and response code
+	rpcLatency *prometheus.HistogramVec // rocketmq_rpc_latency
+	// series caches requests' and rpcLatency's children per requestSeriesKey.
+	series      sync.Map
 	forwardedIn prometheus.Counter
 	elections   prometheus.Counter
 	leaderChg   prometheus.Counter

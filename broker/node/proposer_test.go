@@ -445,3 +445,33 @@ func TestProposerCloseAbandonsUnansweredEntries(t *testing.T) {
 		t.Fatalf("abandoned entry: %v, want ErrUnknownOutcome and not ErrClosed (which means not applied)", c.err)
 	}
 }
+
+// MaxWait is the send timeout the handlers used to put on every request's
+// context: a call gives up after it, as a ctx deadline would, with a
+// never-cancelled ctx. Queued: definitely not proposed. Proposed: unknown.
+func TestProposerMaxWaitBoundsACallLikeADeadline(t *testing.T) {
+	fr := newFakeRaft()
+	p := newProposer(ProposerConfig{MaxInflight: 1, MaxWait: 200 * time.Millisecond}, fr.propose, echoResults)
+	defer p.Close(0)
+
+	a := goPropose(p, context.Background(), "a")
+	fa := fr.next(t) // a is in an entry raft never answers (yet)
+	b := goPropose(p, context.Background(), "b")
+	waitPending(t, p, 1) // b waits for the only slot
+	if c := recv(t, a); !errors.Is(c.err, ErrUnknownOutcome) || !errors.Is(c.err, context.DeadlineExceeded) {
+		t.Fatalf("proposed call past MaxWait: %v, want ErrUnknownOutcome and DeadlineExceeded", c.err)
+	}
+	if c := recv(t, b); !errors.Is(c.err, context.DeadlineExceeded) || errors.Is(c.err, ErrUnknownOutcome) {
+		t.Fatalf("queued call past MaxWait: %v, want DeadlineExceeded only (not proposed)", c.err)
+	}
+	waitPending(t, p, 0)
+	// The timed-out queued call is not proposed when the slot frees.
+	fa.resolveOK(1)
+	fr.none(t)
+	// A call answered within MaxWait is not affected by it.
+	d := goPropose(p, context.Background(), "d")
+	fr.next(t).resolveOK(2)
+	if c := recv(t, d); c.err != nil || len(c.res) != 1 || c.res[0] != "d" {
+		t.Fatalf("call within MaxWait: %v %v", c.res, c.err)
+	}
+}

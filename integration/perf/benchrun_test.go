@@ -117,3 +117,32 @@ func keepHangReport(args []string, stderr []byte) {
 	_ = f.Close()
 	fmt.Fprintf(os.Stderr, "%s: the client's shutdown hung; its goroutines are in %s\n", strings.Join(args[:2], " "), f.Name())
 }
+
+func TestRocketraftSystemLabels(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "base")
+	if err := os.WriteFile(bin, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		label, bin string
+		extra      []string
+	}{
+		{"rocketraft", "default", nil},
+		{"rocketraft:a=1+b=2", "default", []string{"a=1", "b=2"}},
+		{"rocketraft@" + bin, bin, nil},
+		{"rocketraft@" + bin + ":a=1", bin, []string{"a=1"}},
+	} {
+		s, err := newRocketraftSystem("default", tt.label)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.label, err)
+		}
+		if s.bin != tt.bin || strings.Join(s.extra, ",") != strings.Join(tt.extra, ",") || s.name() != tt.label {
+			t.Fatalf("%s: bin %q extra %q name %q, want %q %q", tt.label, s.bin, s.extra, s.name(), tt.bin, tt.extra)
+		}
+	}
+	for _, bad := range []string{"rocketraftx", "rocketraft:", "rocketraft:a", "rocketraft@", "rocketraft@" + bin + "-missing", "rocketraft@" + filepath.Dir(bin)} {
+		if _, err := newRocketraftSystem("default", bad); err == nil {
+			t.Fatalf("%s: accepted", bad)
+		}
+	}
+}

@@ -45,15 +45,34 @@ type rocketraftSystem struct {
 
 // newRocketraftSystem parses a PERF_SYSTEMS entry: "rocketraft" runs the
 // defaults; "rocketraft:key=value+key=value" sets broker keys on every node,
-// so an A/B of one setting runs interleaved in one harness run.
+// so an A/B of one setting runs interleaved in one harness run;
+// "rocketraft@BINARY" (optionally followed by ":key=value...") runs another
+// build, e.g. the base of a change against it.
 func newRocketraftSystem(bin, label string) (*rocketraftSystem, error) {
 	s := &rocketraftSystem{bin: bin, label: label}
-	if label == "rocketraft" {
+	rest, ok := strings.CutPrefix(label, "rocketraft")
+	if !ok {
+		return nil, fmt.Errorf("system %q: want rocketraft[@BINARY][:key=value[+key=value]]", label)
+	}
+	if path, ok := strings.CutPrefix(rest, "@"); ok {
+		path, rest, _ = strings.Cut(path, ":")
+		if path == "" {
+			return nil, fmt.Errorf("system %q: empty binary after @", label)
+		}
+		if st, err := os.Stat(path); err != nil || st.IsDir() {
+			return nil, fmt.Errorf("system %q: binary %q is not a file", label, path)
+		}
+		s.bin = path
+		if rest != "" {
+			rest = ":" + rest
+		}
+	}
+	if rest == "" {
 		return s, nil
 	}
-	kvs, ok := strings.CutPrefix(label, "rocketraft:")
+	kvs, ok := strings.CutPrefix(rest, ":")
 	if !ok || kvs == "" {
-		return nil, fmt.Errorf("system %q: want rocketraft or rocketraft:key=value[+key=value]", label)
+		return nil, fmt.Errorf("system %q: want rocketraft[@BINARY][:key=value[+key=value]]", label)
 	}
 	for _, kv := range strings.Split(kvs, "+") {
 		k, v, ok := strings.Cut(kv, "=")
