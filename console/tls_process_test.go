@@ -1,36 +1,17 @@
 package console
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rocketraft/rocketraft/internal/proctest"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestDevStartsConsoleOverTLS runs `rocketraft dev --tls`: every client port
 // enforces TLS, and the console dev starts (and whose URL it prints) reaches
@@ -53,7 +34,7 @@ func TestDevStartsConsoleOverTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	consoleAddr := fmt.Sprintf("127.0.0.1:%d", web[0])
-	out := &lockedBuffer{}
+	out := &proctest.SyncBuffer{}
 	dev := exec.Command(bin, "dev", "--tls", "--data-dir", filepath.Join(dir, "dev"), "--namesrv-port", fmt.Sprint(ports[0]),
 		"--broker-port", fmt.Sprint(ports[1]), "--raft-port", fmt.Sprint(ports[2]), "--console", consoleAddr)
 	dev.Stdout, dev.Stderr = out, out

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -47,29 +46,11 @@ func TestBadBrokerConfigFailsStartup(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer a child process writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // devRun is a `rocketraft dev` process on free ports and what it printed.
 type devRun struct {
 	t   *testing.T
 	dir string // --data-dir: configs, logs and data
-	out *syncBuffer
+	out *proctest.SyncBuffer
 }
 
 // startDev runs `rocketraft dev` (what `make run` runs) with extra flags on free
@@ -89,7 +70,7 @@ func startDev(t *testing.T, extra ...string) *devRun {
 	dir := filepath.Join(t.TempDir(), "dev")
 	args := append([]string{"dev", "--data-dir", dir,
 		"--namesrv-port", fmt.Sprint(nsPort), "--broker-port", fmt.Sprint(brokerBase), "--raft-port", fmt.Sprint(raftBase)}, extra...)
-	d := &devRun{t: t, dir: dir, out: &syncBuffer{}}
+	d := &devRun{t: t, dir: dir, out: &proctest.SyncBuffer{}}
 	dev := exec.Command(binPath, args...)
 	dev.Stdout, dev.Stderr = d.out, d.out
 	if err := dev.Start(); err != nil {

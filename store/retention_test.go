@@ -1,15 +1,15 @@
 package store
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/rocketraft/rocketraft/internal/proctest"
 )
 
 func TestDecideRetention(t *testing.T) {
@@ -131,30 +131,12 @@ func TestCleanExpiredWithInjectedClock(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer a logger may write to from any goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // A full disk deleting a segment before fileReservedTime may take messages
 // nobody consumed: it is a warning that names the ratios, where a deletion of
 // expired segments is routine (info). Seen in a benchmark whose 1 GiB backlog
 // lost its first segment on a shared disk at 80 %, logged only at info.
 func TestRetentionWarnsWhenAFullDiskDeletesUnexpiredSegments(t *testing.T) {
-	var logs lockedBuffer
+	var logs proctest.SyncBuffer
 	cfg := testConfig(t.TempDir())
 	cfg.Logger = hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Warn})
 	s := openTest(t, cfg)

@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/rocketraft/rocketraft/internal/proctest"
 )
 
 // newTLSStreamLayer is a TLS stream layer on a loopback port serving pair
 // (cert, key) and trusting caFile, logging into out.
-func newTLSStreamLayer(t *testing.T, cert, key, caFile string, out *syncBuffer) *StreamLayer {
+func newTLSStreamLayer(t *testing.T, cert, key, caFile string, out *proctest.SyncBuffer) *StreamLayer {
 	t.Helper()
 	sl, err := NewTLSStreamLayer("127.0.0.1:0", nil, StreamTLS{CertFile: cert, KeyFile: key, CAFile: caFile,
 		HandshakeTimeout: 2 * time.Second, Logger: testLogger(t, out)})
@@ -110,7 +112,7 @@ func TestTLSStreamLayerCarriesRaftRPC(t *testing.T) {
 // remote address and the reason, and none reaches raft.
 func TestTLSStreamLayerRefusesForeignCA(t *testing.T) {
 	group, other := newPKI(t), newPKI(t)
-	var logA, logX syncBuffer
+	var logA, logX proctest.SyncBuffer
 	a := newTLSStreamLayer(t, group.cert, group.key, group.caFile, &logA)
 	ta := raft.NewNetworkTransport(a, 2, 2*time.Second, io.Discard)
 	defer ta.Close()

@@ -12,27 +12,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/rocketraft/rocketraft/internal/proctest"
 )
 
-// syncBuffer collects log output from several goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func testLogger(t *testing.T, out *syncBuffer) hclog.Logger {
+func testLogger(t *testing.T, out *proctest.SyncBuffer) hclog.Logger {
 	t.Helper()
 	opts := &hclog.LoggerOptions{Name: t.Name(), Level: hclog.Debug}
 	if out != nil {
@@ -368,7 +352,7 @@ func TestClientReconnectsAfterServerRestart(t *testing.T) {
 // TestMalformedFrameClosesOnlyThatConn: garbage closes the offending connection with a
 // log line; the server keeps serving other connections.
 func TestMalformedFrameClosesOnlyThatConn(t *testing.T) {
-	var logs syncBuffer
+	var logs proctest.SyncBuffer
 	s := startServer(t, ServerConfig{Logger: testLogger(t, &logs), MaxFrameSize: 1 << 20}, echo)
 	c := newClient(t, ClientConfig{})
 	if _, err := c.Invoke(ctxTimeout(t, time.Second), s.Addr(), NewRequest(HeartBeat, nil, nil)); err != nil {
@@ -457,7 +441,7 @@ func TestInvokeTimeoutAndLateResponse(t *testing.T) {
 }
 
 func TestHandlerPanicAnswersSystemError(t *testing.T) {
-	var logs syncBuffer
+	var logs proctest.SyncBuffer
 	s := startServer(t, ServerConfig{Logger: testLogger(t, &logs)}, HandlerFunc(func(context.Context, *Conn, *Command) *Command {
 		panic("boom")
 	}))

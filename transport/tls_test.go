@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/transport/devcert"
 )
 
@@ -114,7 +115,7 @@ func TestTLSModes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var out syncBuffer
+			var out proctest.SyncBuffer
 			var served atomic.Int32
 			s := startServer(t, ServerConfig{TLS: tc.tls, Logger: testLogger(t, &out)}, countingEcho(&served))
 			want := int32(0)
@@ -300,7 +301,7 @@ func serverCN(t *testing.T, addr string, roots *x509.CertPool) string {
 // keeps the previous pair (and says so once), and fixing it loads the fix.
 func TestTLSCertificateReload(t *testing.T) {
 	p := newPKI(t)
-	var out syncBuffer
+	var out proctest.SyncBuffer
 	s := startServer(t, ServerConfig{TLS: p.tlsConfig(TLSEnforcing), Logger: testLogger(t, &out)}, echo)
 	var now atomic.Int64
 	now.Store(time.Now().UnixNano())
@@ -402,7 +403,7 @@ func TestTLSSilentClientTimesOut(t *testing.T) {
 		{"permissive, handshake stalls", TLSPermissive, []byte{tlsRecordHandshake, 0x03, 0x01}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var out syncBuffer
+			var out proctest.SyncBuffer
 			cfg := p.tlsConfig(tc.mode)
 			cfg.HandshakeTimeout = timeout
 			s := startServer(t, ServerConfig{TLS: cfg, Logger: testLogger(t, &out)}, echo)
