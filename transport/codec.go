@@ -86,7 +86,7 @@ func frameBuffers(bufs net.Buffers, prefix []byte, c *Command) net.Buffers {
 
 // encodePrefix returns frameLen, type+headerLen and the JSON header, in one slice.
 func encodePrefix(c *Command) ([]byte, error) {
-	buf := make([]byte, framePrefixSize, framePrefixSize+128+32*len(c.ExtFields))
+	buf := make([]byte, framePrefixSize, framePrefixSize+128+32*len(c.ExtFields)+len(c.ExtJSON))
 	buf = appendJSONHeader(buf, c)
 	headerLen := len(buf) - framePrefixSize
 	if headerLen > maxHeaderLen {

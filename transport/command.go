@@ -45,7 +45,13 @@ type Command struct {
 	Flag      int32 // bit0 response, bit1 oneway
 	Remark    string
 	ExtFields map[string]string
-	Body      []byte
+	// ExtJSON, when set on a command being sent, is written as its extFields
+	// object in place of ExtFields: a sender whose requests repeat the same
+	// fields (the bench's producer) appends them instead of building, sorting
+	// and encoding a map per request. It must be a JSON object with string
+	// values, e.g. from AppendExtJSON. Decoded commands never have it.
+	ExtJSON []byte
+	Body    []byte
 	// BodyParts is appended after Body when writing (zero-copy responses, e.g. mmap slices of stored messages).
 	BodyParts [][]byte
 	// OnWritten, if set, is called once after the frame was written or failed to be written (releases BodyParts).

@@ -27,6 +27,11 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 	dst = strconv.AppendInt(dst, int64(c.Flag), 10)
 	dst = append(dst, `,"remark":`...)
 	dst = appendJSONString(dst, c.Remark)
+	if c.ExtJSON != nil {
+		dst = append(dst, `,"extFields":`...)
+		dst = append(dst, c.ExtJSON...)
+		return append(dst, `,"serializeTypeCurrentRPC":"JSON"}`...)
+	}
 	dst = append(dst, `,"extFields":{`...)
 	if len(c.ExtFields) > 0 {
 		var small [16]string
@@ -47,6 +52,26 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 	dst = append(dst, `},"serializeTypeCurrentRPC":"JSON"}`...)
 	return dst
 }
+
+// AppendExtJSON appends an extFields object of the key/value pairs kv (key,
+// value, key, value…), in the order given, for Command.ExtJSON. Writing the
+// keys sorted gives the bytes a map of the same fields encodes to.
+func AppendExtJSON(dst []byte, kv ...string) []byte {
+	dst = append(dst, '{')
+	for i := 0; i+1 < len(kv); i += 2 {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, kv[i])
+		dst = append(dst, ':')
+		dst = appendJSONString(dst, kv[i+1])
+	}
+	return append(dst, '}')
+}
+
+// AppendJSONString appends s as a JSON string (quoted and escaped), for
+// building an ExtJSON object piece by piece.
+func AppendJSONString(dst []byte, s string) []byte { return appendJSONString(dst, s) }
 
 const hexDigits = "0123456789abcdef"
 

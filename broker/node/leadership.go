@@ -76,7 +76,9 @@ type leadershipLog struct {
 	// current is the leader as last observed ("" = none); previous the last
 	// non-empty one. started turns false after the first non-empty leader.
 	current, previous raft.ServerID
-	started           bool
+	// currentTerm is the term current was observed in.
+	currentTerm uint64
+	started     bool
 	// transferAt is when a transfer was last asked for here or seen in a vote
 	// request; lostCause is the cause of the last "no leader" observation.
 	transferAt time.Time
@@ -87,11 +89,20 @@ func newLeadershipLog(self raft.ServerID, heartbeatTimeout time.Duration) *leade
 	return &leadershipLog{self: self, heartbeatTimeout: heartbeatTimeout, started: true}
 }
 
-// noteTransfer records that a leadership transfer is under way at now.
-func (l *leadershipLog) noteTransfer(now time.Time) {
+// noteTransfer records that a leadership transfer is under way at now. term
+// is the term of the transfer's vote request, 0 for this node's own request.
+// A vote request whose term is not past the leader this node already follows
+// is a stale one, of a transfer that is over: raft may hand it to us after the
+// AppendEntries of the leader it elected (they come over different
+// connections), and noting it then would call the next election, up to
+// transferWindow later, a transfer too.
+func (l *leadershipLog) noteTransfer(now time.Time, term uint64) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	if term != 0 && l.current != "" && term <= l.currentTerm {
+		return
+	}
 	l.transferAt = now
-	l.mu.Unlock()
 }
 
 // observe classifies one leader change and records it.
@@ -129,7 +140,7 @@ func (l *leadershipLog) observe(s leaderSignal) {
 			l.transferAt = time.Time{} // this transfer is done
 		}
 	}
-	l.current = s.leader
+	l.current, l.currentTerm = s.leader, s.term
 	l.add(o)
 }
 
@@ -153,14 +164,26 @@ func (l *leadershipLog) history() []LeadershipObservation {
 
 // watchLeadership is the driver: it feeds raft's leader observations and the
 // vote requests of transfers into l until stop closes.
+//
+// Each observation is classified inside the observer's filter, which raft
+// calls on its own goroutine at the moment the leader changes. Reading
+// LastContact later, from a goroutine of ours, was wrong under load: by then
+// raft could have granted a vote (which refreshes LastContact), so a follower
+// that lost its leader to a timeout looked like one told to take over by a
+// transfer (TestLeadershipHistoryOverTheWire failed that way at load).
 func watchLeadership(r *raft.Raft, l *leadershipLog, now func() time.Time, stop <-chan struct{}) {
-	ch := make(chan raft.Observation, 32)
+	ch := make(chan raft.Observation, 1) // nothing is ever sent: the filter does the work
 	obs := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
 		switch d := o.Data.(type) {
 		case raft.LeaderObservation:
-			return true
+			// sinceContact is measured against raft's own reading of
+			// LastContact (time.Now, monotonic), not the injected wall clock:
+			// a wall-clock jump must not turn into a minutes-long silence.
+			l.observe(leaderSignal{now: now(), term: r.CurrentTerm(), leader: d.LeaderID, sinceContact: time.Since(r.LastContact())})
 		case raft.RequestVoteRequest:
-			return d.LeadershipTransfer
+			if d.LeadershipTransfer {
+				l.noteTransfer(now(), d.Term)
+			}
 		}
 		return false
 	})
@@ -168,23 +191,7 @@ func watchLeadership(r *raft.Raft, l *leadershipLog, now func() time.Time, stop 
 	defer r.DeregisterObserver(obs)
 	// A leader raft learnt before the observer was registered is still news.
 	if _, id := r.LeaderWithID(); id != "" {
-		// sinceContact is measured against raft's own reading of LastContact
-		// (time.Now, monotonic), not the injected wall clock: a wall-clock
-		// jump must not turn into a minutes-long silence.
 		l.observe(leaderSignal{now: now(), term: r.CurrentTerm(), leader: id, sinceContact: time.Since(r.LastContact())})
 	}
-	for {
-		select {
-		case o := <-ch:
-			t := now()
-			switch d := o.Data.(type) {
-			case raft.LeaderObservation:
-				l.observe(leaderSignal{now: t, term: r.CurrentTerm(), leader: d.LeaderID, sinceContact: time.Since(r.LastContact())})
-			case raft.RequestVoteRequest:
-				l.noteTransfer(t)
-			}
-		case <-stop:
-			return
-		}
-	}
+	<-stop
 }

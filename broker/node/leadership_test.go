@@ -45,7 +45,7 @@ func TestLeadershipLogClassifiesCauses(t *testing.T) {
 			l := newLeadershipLog(c.self, hb)
 			for i, s := range c.steps {
 				if s.transfer {
-					l.noteTransfer(s.sig.now)
+					l.noteTransfer(s.sig.now, 0)
 				}
 				l.observe(s.sig)
 				h := l.history()
@@ -57,6 +57,32 @@ func TestLeadershipLogClassifiesCauses(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A transfer's vote request that raft hands over after this follower already
+// follows the leader it elected is stale: the next election, by a timeout,
+// is not a transfer. Seen at load in TestLeadershipHistoryOverTheWire (the
+// vote of the transfer to n0 reached n2 after n0's AppendEntries; n2's own
+// election after n0 was cut off was then called a transfer).
+func TestLeadershipLogIgnoresAStaleTransferVote(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	l := newLeadershipLog("n2", 50*time.Millisecond)
+	l.observe(leaderSignal{now: t0, term: 2, leader: "n1"})
+	l.noteTransfer(t0.Add(time.Millisecond), 3) // the transfer n1 → n0: a real one
+	l.observe(leaderSignal{now: t0.Add(2 * time.Millisecond), term: 3, leader: "n0"})
+	l.noteTransfer(t0.Add(3*time.Millisecond), 3) // its vote request, handed over late
+	l.observe(leaderSignal{now: t0.Add(500 * time.Millisecond), term: 3, leader: "", sinceContact: 80 * time.Millisecond})
+	l.observe(leaderSignal{now: t0.Add(600 * time.Millisecond), term: 4, leader: "n2"})
+	h := l.history()
+	want := []Cause{CauseRestart, CauseLeadershipTransfer, CauseLostContact, CauseElectionTimeout}
+	if len(h) != len(want) {
+		t.Fatalf("%d observations, want %d: %+v", len(h), len(want), h)
+	}
+	for i, c := range want {
+		if h[i].Cause != c {
+			t.Errorf("observation %d (%s in term %d): cause %s, want %s", i, h[i].Leader, h[i].Term, h[i].Cause, c)
+		}
 	}
 }
 

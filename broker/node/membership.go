@@ -54,7 +54,7 @@ func (n *Node) LeadershipHistory() []LeadershipObservation { return n.leadership
 // TransferLeadership hands leadership to toID, or to the most up-to-date
 // follower when toID is empty. It must be called on the leader.
 func (n *Node) TransferLeadership(ctx context.Context, toID raft.ServerID) error {
-	n.leadership.noteTransfer(n.cfg.Now())
+	n.leadership.noteTransfer(n.cfg.Now(), 0)
 	var f raft.Future
 	if toID == "" {
 		f = n.raft.LeadershipTransfer()

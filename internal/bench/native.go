@@ -110,14 +110,30 @@ type nativeSender struct {
 
 // request builds the send of o.
 func (s *nativeSender) request(o op, t queueTarget) *transport.Command {
-	sysFlag := int32(0)
-	if s.shape.transaction {
-		sysFlag = store.SysFlagTxPrepared // MessageSysFlag.TRANSACTION_PREPARED_TYPE
+	born := time.Now().UnixMilli()
+	if s.batch <= 1 && !s.creds.Set() {
+		// The common case without a map: the same fields, appended in the
+		// order a map of them encodes in (TestNativeRequestWithoutAMapEncodesLikeTheMap).
+		return &transport.Command{Code: int16(transport.SendMessage), Language: transport.LanguageGo, Version: transport.ProtocolVersion,
+			ExtJSON: s.extJSON(t, s.sysFlag(), born, s.shape.encodedProperties(o.first)), Body: s.shape.body}
 	}
+	return s.mapRequest(o, t, born)
+}
+
+func (s *nativeSender) sysFlag() int32 {
+	if s.shape.transaction {
+		return store.SysFlagTxPrepared // MessageSysFlag.TRANSACTION_PREPARED_TYPE
+	}
+	return 0
+}
+
+// mapRequest is request with its fields in a map: batches, and signed sends
+// (the signature is computed over the map).
+func (s *nativeSender) mapRequest(o op, t queueTarget, born int64) *transport.Command {
 	ext := map[string]string{
 		"producerGroup": s.shape.group, "topic": s.shape.topic, "defaultTopic": "TBW102",
 		"defaultTopicQueueNums": strconv.Itoa(autoCreateQueues), "queueId": strconv.Itoa(int(t.queue)),
-		"sysFlag": strconv.Itoa(int(sysFlag)), "bornTimestamp": strconv.FormatInt(time.Now().UnixMilli(), 10),
+		"sysFlag": strconv.Itoa(int(s.sysFlag())), "bornTimestamp": strconv.FormatInt(born, 10),
 		"flag": "0", "reconsumeTimes": "0", "unitMode": "false", "maxReconsumeTimes": "0", "batch": "false",
 	}
 	code := transport.SendMessage
@@ -136,6 +152,30 @@ func (s *nativeSender) request(o op, t queueTarget) *transport.Command {
 		payload = s.shape.body
 	}
 	return transport.NewRequest(code, s.creds.SignExt(ext, payload), payload)
+}
+
+// extJSON is request's extFields for one message to t, as JSON: the fields
+// before bornTimestamp and after it are the same for every send to t, so
+// only bornTimestamp, properties and queueId change. It costs a fraction of a
+// map's building, sorting and encoding, which was a third of the bench
+// client's CPU per async send.
+func (s *nativeSender) extJSON(t queueTarget, sysFlag int32, born int64, props string) []byte {
+	b := make([]byte, 0, 320+len(props)+len(s.shape.group)+len(s.shape.topic))
+	b = append(b, `{"batch":"false","bornTimestamp":"`...)
+	b = strconv.AppendInt(b, born, 10)
+	b = append(b, `","defaultTopic":"TBW102","defaultTopicQueueNums":"`...)
+	b = strconv.AppendInt(b, autoCreateQueues, 10)
+	b = append(b, `","flag":"0","maxReconsumeTimes":"0","producerGroup":`...)
+	b = transport.AppendJSONString(b, s.shape.group)
+	b = append(b, `,"properties":`...)
+	b = transport.AppendJSONString(b, props)
+	b = append(b, `,"queueId":"`...)
+	b = strconv.AppendInt(b, int64(t.queue), 10)
+	b = append(b, `","reconsumeTimes":"0","sysFlag":"`...)
+	b = strconv.AppendInt(b, int64(sysFlag), 10)
+	b = append(b, `","topic":`...)
+	b = transport.AppendJSONString(b, s.shape.topic)
+	return append(b, `,"unitMode":"false"}`...)
 }
 
 // send sends o to the next write queue (and commits it, for a transaction).

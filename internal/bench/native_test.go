@@ -1,13 +1,19 @@
 package bench
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/binary"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rocketraft/rocketraft/store"
+	"github.com/rocketraft/rocketraft/transport"
+	"github.com/rocketraft/rocketraft/transport/sign"
 )
 
 func TestBatchBodyLayout(t *testing.T) {
@@ -38,5 +44,46 @@ func TestGoClientTLSRefusesVerification(t *testing.T) {
 	}
 	if _, err := goClientTLS(&tls.Config{RootCAs: x509.NewCertPool()}); !errors.Is(err, ErrTLSVerifyUnsupported) {
 		t.Fatalf("verifying config: err=%v, want ErrTLSVerifyUnsupported", err)
+	}
+}
+
+// The map-free send header is the map's, byte for byte: same fields, same
+// values, JSON-escaped the same way (properties carry \x01 and \x02), in the
+// sorted order the map encodes in.
+func TestNativeRequestWithoutAMapEncodesLikeTheMap(t *testing.T) {
+	for _, o := range []ProduceOptions{
+		{Topic: "BenchTopic", Group: "bench_producer", MessageSize: 64, KeyPrefix: "k-", Tag: "t\"a\\g"},
+		{Topic: "T2", Group: "g", MessageSize: 8, Transaction: true, DelayLevel: 3, PropertySize: 10},
+	} {
+		s := &nativeSender{shape: newShape(o, time.Unix(1700000000, 0)), batch: 1}
+		tgt := queueTarget{addr: "127.0.0.1:10911", queue: 5}
+		op := op{first: 42, msgs: 1}
+		fast := s.request(op, tgt)
+		if fast.ExtJSON == nil {
+			t.Fatal("request of an unsigned single send built a map")
+		}
+		var born int64
+		for _, f := range strings.Split(string(fast.ExtJSON), ",") {
+			if v, ok := strings.CutPrefix(f, `"bornTimestamp":"`); ok {
+				born, _ = strconv.ParseInt(strings.TrimSuffix(v, `"`), 10, 64)
+			}
+		}
+		want, err := transport.AppendFrame(nil, s.mapRequest(op, tgt, born))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := transport.AppendFrame(nil, fast)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s: frames differ:\n got %q\nwant %q", o.Topic, got, want)
+		}
+	}
+	// A signed send keeps the map: the signature is computed over it.
+	s := &nativeSender{shape: newShape(ProduceOptions{Topic: "T", Group: "g"}, time.Now()), batch: 1,
+		creds: sign.Credentials{AccessKey: "ak", SecretKey: "sk"}}
+	if r := s.request(op{msgs: 1}, queueTarget{}); r.ExtJSON != nil || r.ExtFields[sign.AccessKeyField] != "ak" {
+		t.Fatalf("signed send: ExtJSON %q, ext %v", r.ExtJSON, r.ExtFields)
 	}
 }
