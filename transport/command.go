@@ -49,7 +49,7 @@ type Command struct {
 	// object in place of ExtFields: a sender whose requests repeat the same
 	// fields (the bench's producer) appends them instead of building, sorting
 	// and encoding a map per request. It must be a JSON object with string
-	// values, e.g. from AppendExtJSON. Decoded commands never have it.
+	// values (AppendJSONString escapes them). Decoded commands never have it.
 	ExtJSON []byte
 	Body    []byte
 	// BodyParts is appended after Body when writing (zero-copy responses, e.g. mmap slices of stored messages).

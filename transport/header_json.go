@@ -53,22 +53,6 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 	return dst
 }
 
-// AppendExtJSON appends an extFields object of the key/value pairs kv (key,
-// value, key, value…), in the order given, for Command.ExtJSON. Writing the
-// keys sorted gives the bytes a map of the same fields encodes to.
-func AppendExtJSON(dst []byte, kv ...string) []byte {
-	dst = append(dst, '{')
-	for i := 0; i+1 < len(kv); i += 2 {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendJSONString(dst, kv[i])
-		dst = append(dst, ':')
-		dst = appendJSONString(dst, kv[i+1])
-	}
-	return append(dst, '}')
-}
-
 // AppendJSONString appends s as a JSON string (quoted and escaped), for
 // building an ExtJSON object piece by piece.
 func AppendJSONString(dst []byte, s string) []byte { return appendJSONString(dst, s) }

@@ -21,7 +21,10 @@ const (
 	DLQPrefix       = "%DLQ%"
 )
 
-// sendTimeout bounds one replicated write; past it the outcome is unknown.
+// sendTimeout bounds a transaction's end (END_TRANSACTION), which is a raft
+// command of its own rather than a proposer call; past it the outcome is
+// unknown. Sends and send-backs go through the proposer, which bounds them
+// with the same 10 s (node.DefaultMaxWait).
 const sendTimeout = 10 * time.Second
 
 // topicChangeTimeout bounds creating a system topic (%RETRY%, %DLQ%,

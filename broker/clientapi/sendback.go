@@ -58,9 +58,8 @@ func (a *API) handleSendBack(ctx context.Context, req *route.Request) (*transpor
 	if err != nil {
 		return nil, err
 	}
-	pctx, cancel := context.WithTimeout(ctx, sendTimeout)
-	defer cancel()
-	if _, err := a.d.Replica.PutMessages(pctx, [][]byte{rec}); err != nil {
+	// The proposer bounds the wait (node.DefaultMaxWait), as for a send.
+	if _, err := a.d.Replica.PutMessages(ctx, [][]byte{rec}); err != nil {
 		return nil, err
 	}
 	return route.OK(nil, nil), nil

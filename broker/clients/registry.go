@@ -216,6 +216,10 @@ func (r *Registry) ConsumerIDs(group string) []string {
 func (r *Registry) HasConsumers(group string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.hasConsumersLocked(group)
+}
+
+func (r *Registry) hasConsumersLocked(group string) bool {
 	g := r.consumers[group]
 	return g != nil && len(g.clients) > 0
 }
@@ -237,8 +241,7 @@ const ConsumerCoverage = 70 * time.Second
 func (r *Registry) MayHaveConsumers(group string, now time.Time) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	g := r.consumers[group]
-	return now.Sub(r.since) < ConsumerCoverage || (g != nil && len(g.clients) > 0)
+	return now.Sub(r.since) < ConsumerCoverage || r.hasConsumersLocked(group)
 }
 
 // ConsumerConns returns the connections of a group's members.
