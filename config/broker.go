@@ -160,7 +160,7 @@ func DefaultBroker() Broker {
 		PreferredLeaderID: "",
 
 		MappedFileSizeCommitLog:    1 << 30,
-		WarmMappedFile:             true,
+		WarmMappedFile:             false,
 		MappedFileSizeConsumeQueue: 300000 * consumeQueueUnitSize,
 		FileReservedTime:           72 * time.Hour,
 		DeleteWhen:                 []int{4},

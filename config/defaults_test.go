@@ -22,7 +22,7 @@ func TestDefaultBroker(t *testing.T) {
 		SelfID:                     "n0",
 		MappedFileSizeCommitLog:    1 << 30,
 		MappedFileSizeConsumeQueue: 300000 * 20,
-		WarmMappedFile:             true,
+		WarmMappedFile:             false,
 		FileReservedTime:           72 * time.Hour,
 		DeleteWhen:                 []int{4},
 		MsgTraceTopicName:          "RMQ_SYS_TRACE_TOPIC",

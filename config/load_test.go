@@ -37,6 +37,7 @@ func testdataBroker() Broker {
 		PreferredLeaderID:          "n1",
 		MappedFileSizeCommitLog:    512 << 20,
 		MappedFileSizeConsumeQueue: 120000,
+		WarmMappedFile:             true,
 		FileReservedTime:           48 * time.Hour,
 		DeleteWhen:                 []int{3, 15},
 		DiskMaxUsedSpaceRatio:      85,
