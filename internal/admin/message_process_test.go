@@ -169,7 +169,22 @@ func TestMessageCommandsAgainstProcesses(t *testing.T) {
 		MsgID   string        `json:"msgId"`
 		Records []TraceRecord `json:"records"`
 	}
-	mc.json(t, &tr, "message", "trace", id)
+	// The index that trace queries is built by the store's dispatch after the
+	// send is acknowledged (as in Apache), so the first query may run ahead of it.
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		out, err := mc.run("message", "trace", id, "-o", "json")
+		if err == nil {
+			if err := json.Unmarshal([]byte(out), &tr); err != nil {
+				t.Fatalf("admin message trace: %v\n%s", err, out)
+			}
+			break
+		}
+		if !strings.Contains(out, "no trace of") || time.Now().After(deadline) {
+			t.Fatalf("admin message trace %s: %v\n%s", id, err, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	if tr.MsgID != id || len(tr.Records) != 3 {
 		t.Fatalf("trace of %s: %+v", id, tr)
 	}
