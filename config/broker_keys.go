@@ -205,7 +205,7 @@ var brokerKeys = []keySpec[Broker]{
 		},
 	},
 	{
-		name: "warmMapedFileEnable", doc: "Write zeros through each new CommitLog segment (in the background, ahead of need) instead of only reserving its blocks with fallocate. Off by default, as in Apache: with ASYNC_FLUSH the zeros cost more CPU and disk than the block allocation they save (docs/performance.md); with SYNC_FLUSH on a disk where appending to fresh blocks is slow, turn it on.",
+		name: "warmMapedFileEnable", doc: "Write zeros through each new CommitLog segment (in the background, ahead of need) instead of only reserving its blocks with fallocate. Off by default, as in Apache: with ASYNC_FLUSH and segments rolling, the zeros cost as much CPU as the block allocation saves, double the bytes written and raise the max send latency (docs/performance.md); with SYNC_FLUSH on a disk where appending to fresh blocks is slow, turn it on.",
 		set: func(b *Broker, s string) error {
 			v, err := parseBool(s)
 			if err != nil {
