@@ -26,7 +26,9 @@ type GroupStats struct {
 	// the consumer's last commit to the old leader) or after a rebalance with
 	// no leader change; Unexplained ones were at or below an offset committed
 	// redeliverySlack before they came again, which no re-pull explains.
-	AfterLeaderChange, AfterRebalance, Unexplained int
+	// OwnPosition ones came to a consumer continuing its own pull position
+	// on a queue another consumer held meanwhile (see ownPositionWindow).
+	AfterLeaderChange, AfterRebalance, OwnPosition, Unexplained int
 	// AfterReset are redeliveries a recorded reset between the first
 	// delivery and this one put back (checker_resets.go).
 	AfterReset int
@@ -48,7 +50,9 @@ type GroupStats struct {
 //     redeliverySlack before it. So at most what was delivered after the last
 //     commit that reached the replicas is delivered twice: the client commits
 //     every 5 s and the leader replicates offsets every second, so about 6 s of
-//     a queue's messages per leader change or rebalance;
+//     a queue's messages per leader change or rebalance. Or it is explained
+//     by a consumer that never gave the queue up resuming its own position
+//     (ownPositionWindow);
 //  5. after a recorded reset the group gets the messages from the reset point
 //     up to the offset committed before it again (checker_resets.go).
 func (r *Report) checkConsumers(h *History, ref ReplicaLog) {
@@ -194,15 +198,47 @@ func (r *Report) checkOrderly(g ConsumerGroup, ds []Delivery) {
 	}
 }
 
+// ownPositionWindow is how far from the highest offset a consumer had
+// delivered on a queue a redelivery to it of an offset it never had itself
+// still counts as that consumer continuing its own pull position: the Go
+// client buffers up to 1,024 messages of a queue (PullThresholdForQueue) and
+// consumes them on 20 goroutines, so its callbacks do not come in offset order.
+// Found by K3: after a kill-all, client c1's long poll on q3 waited out its
+// request timeout (the Go client does not fail a request whose connection
+// dies); meanwhile c0, seeing only itself in the group, took q3 from its
+// committed offset, consumed a batch, committed past it and gave q3 back;
+// c1's next pull went on from its own position, below that commit. That is a
+// rebalance's two owners, not a committed offset going back, and no broker
+// answer can prevent it.
+const ownPositionWindow = 1024
+
 // checkRedeliveries is check 4; ds is sorted by Start, obs by At.
 func (r *Report) checkRedeliveries(gs *GroupStats, ds []Delivery, obs map[QueueKey][]OffsetObs) {
 	type msgKey struct {
 		q   QueueKey
 		off int64
 	}
+	type posKey struct {
+		consumer string
+		q        QueueKey
+	}
 	first := map[msgKey]Delivery{}
+	highest := map[posKey]int64{} // per consumer and queue, the highest offset delivered so far
+	type ownKey struct {
+		consumer string
+		m        msgKey
+	}
+	had := map[ownKey]bool{} // what each consumer was delivered
 	for _, d := range ds {
 		k := msgKey{d.Queue, d.Offset}
+		pk := posKey{d.Consumer, d.Queue}
+		top, hadQueue := highest[pk]
+		if !hadQueue || d.Offset > top {
+			highest[pk] = d.Offset
+		}
+		hadOwn := had[ownKey{d.Consumer, k}]
+		had[ownKey{d.Consumer, k}] = true
+		ownStream := hadQueue && !hadOwn && d.Offset > top-ownPositionWindow && d.Offset <= top+ownPositionWindow
 		f, seen := first[k]
 		if !seen {
 			first[k] = d
@@ -212,6 +248,8 @@ func (r *Report) checkRedeliveries(gs *GroupStats, ds []Delivery, obs map[QueueK
 		l := obs[d.Queue]
 		committed, known := committedBefore(l, d.Start.Add(-redeliverySlack), d.Start)
 		switch {
+		case known && d.Offset < committed && ownStream:
+			gs.OwnPosition++
 		case known && d.Offset < committed:
 			gs.Unexplained++
 			r.RedeliveredUnexplained++
@@ -229,9 +267,6 @@ func (r *Report) checkRedeliveries(gs *GroupStats, ds []Delivery, obs map[QueueK
 	gs.Distinct = len(first)
 }
 
-// committedBefore is the lowest committed offset a re-pull at or after from
-// can have started from: the last observation at or before from, lowered by
-// any observation in (from, to] (a reset, or a regression check 2 reports).
 func committedBefore(l []OffsetObs, from, to time.Time) (int64, bool) {
 	var c int64
 	known := false

@@ -83,6 +83,10 @@ func TestConsumerChecksFlagEachProblem(t *testing.T) {
 			// a (q0@0) again at 8 s, when offset 4 had been committed since 2.1 s.
 			h.AddDelivery(Delivery{Group: "cc", Consumer: "c1", Queue: q0, Offset: 0, ID: "a", Start: at(8000), End: at(8000)})
 		}, func(r Report) int { return r.RedeliveredUnexplained }, "unexplained redelivery: group cc T#0@0"},
+		{"a consumer going back over what it had itself", func(h *History) {
+			// c0 had q0@0..3 and gets @1 again at 8 s, offset 4 committed since 2.1 s.
+			h.AddDelivery(Delivery{Group: "cc", Consumer: "c0", Queue: q0, Offset: 1, ID: "b", Start: at(8000), End: at(8000)})
+		}, func(r Report) int { return r.RedeliveredUnexplained }, "unexplained redelivery: group cc T#0@1 again to c0"},
 	}
 	runFlagCases(t, cases)
 }
@@ -127,6 +131,19 @@ func TestConsumerChecksAcceptLegalHistories(t *testing.T) {
 		}, func(r Report) string {
 			if len(r.Groups) == 0 || r.Groups[0].AfterRebalance != 1 {
 				return "want 1 redelivery after a rebalance in cc"
+			}
+			return ""
+		}},
+		{"a consumer resumes its own position on a queue another one held meanwhile", func(h *History) {
+			// c1 had q0@0 at 90 ms, then its pulls stalled; c0 took q0 (the
+			// fixture's @0..3 from 100 ms) and committed 4; at 8 s c1's pull
+			// goes on from its own position and it gets @1 and @2.
+			h.AddDelivery(Delivery{Group: "cc", Consumer: "c1", Queue: q0, Offset: 0, ID: "a", Start: at(90), End: at(90)})
+			h.AddDelivery(Delivery{Group: "cc", Consumer: "c1", Queue: q0, Offset: 2, ID: "c", Start: at(8000), End: at(8000)})
+			h.AddDelivery(Delivery{Group: "cc", Consumer: "c1", Queue: q0, Offset: 1, ID: "b", Start: at(8001), End: at(8001)})
+		}, func(r Report) string {
+			if r.RedeliveredUnexplained != 0 || len(r.Groups) == 0 || r.Groups[0].OwnPosition != 2 {
+				return "want the two redeliveries to c1 counted as its own position resumed"
 			}
 			return ""
 		}},

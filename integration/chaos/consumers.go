@@ -245,29 +245,45 @@ func (cs *Consumers) queryOffset(ctx context.Context, addr, group string, q Queu
 }
 
 // WaitDelivered waits until every group has been delivered every acknowledged
-// message of its topic (call it once the producers have stopped). An orderly
-// group of several consumers gets no lock from a new leader for its grace
-// window (65 s), so the wait may be long.
-func (cs *Consumers) WaitDelivered(ctx context.Context) error {
+// message of its topic (call it once the producers have stopped). It gives up
+// when ctx ends, or as soon as a group that still misses messages has had none
+// of them delivered for stall: a slow drain is not a lost delivery, a stalled
+// one is. An orderly group of several consumers gets no lock from a new leader
+// for its grace window (65 s), so stall must be longer than that.
+func (cs *Consumers) WaitDelivered(ctx context.Context, stall time.Duration) error {
 	acked := ackedByTopic(cs.h.Sends())
 	missing := map[string]map[string]bool{}
+	progress := map[string]time.Time{} // a group's last delivery of a missing id
 	for _, g := range cs.h.Groups() {
 		missing[g.Name] = maps.Clone(acked[g.Topic])
+		progress[g.Name] = time.Now()
 	}
 	for scanned := 0; ; {
 		fresh := cs.h.deliveriesSince(scanned)
 		scanned += len(fresh)
+		now := time.Now()
 		for _, d := range fresh {
-			delete(missing[d.Group], d.ID)
+			if missing[d.Group][d.ID] {
+				delete(missing[d.Group], d.ID)
+				progress[d.Group] = now
+			}
 		}
 		left := map[string]int{}
+		var stalled []string
 		for g, ids := range missing {
 			if len(ids) > 0 {
 				left[g] = len(ids)
+				if now.Sub(progress[g]) >= stall {
+					stalled = append(stalled, g)
+				}
 			}
 		}
 		if len(left) == 0 {
 			return nil
+		}
+		if len(stalled) > 0 {
+			slices.Sort(stalled)
+			return fmt.Errorf("consumer groups still missing acknowledged messages %v: %v delivered none of them for %v", left, stalled, stall)
 		}
 		select {
 		case <-ctx.Done():

@@ -102,8 +102,8 @@ func (r *Report) String() string {
 				r.OffsetResets, r.ResetQueues, r.ResetOwed, r.ResetRedelivered, r.ResetMissed)
 		}
 		for _, g := range r.Groups {
-			fmt.Fprintf(&b, "\ngroup %s (%s, %s): %d deliveries of %d messages, duplicates %d (after a leader change %d, after a rebalance %d, unexplained %d)",
-				g.Group.Name, g.Group.Kind, g.Group.Topic, g.Deliveries, g.Distinct, g.Deliveries-g.Distinct, g.AfterLeaderChange, g.AfterRebalance, g.Unexplained)
+			fmt.Fprintf(&b, "\ngroup %s (%s, %s): %d deliveries of %d messages, duplicates %d (after a leader change %d, after a rebalance %d, own position resumed %d, unexplained %d)",
+				g.Group.Name, g.Group.Kind, g.Group.Topic, g.Deliveries, g.Distinct, g.Deliveries-g.Distinct, g.AfterLeaderChange, g.AfterRebalance, g.OwnPosition, g.Unexplained)
 			if g.Resets.Queues > 0 || g.AfterReset > 0 {
 				fmt.Fprintf(&b, "; after a reset %d; resets moved %d queue(s) back, %d messages put back, %d redelivered, %d missed",
 					g.AfterReset, g.Resets.Queues, g.Resets.Owed, g.Resets.Redelivered, g.Resets.Missed)
