@@ -119,9 +119,14 @@ integration-dashboard: build
 # chaos: the whole fault matrix of docs/reliability.md (about 45 minutes here; report in
 # integration/chaos/report.txt), every process-based scenario beside a background load of Go and
 # Java producers. chaos-short: the CI subset (K1 with 3 kills, N1, D1, D4, B2 and B2 with ACL on, R2; 3 minutes).
-chaos: build chaos-java
+# Both first run .ci/deps.sh (idempotent): without nft the network-namespace scenarios (R1-R5) skip.
+chaos: build chaos-java chaos-deps
 	rm -f integration/chaos/report.txt
 	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_CHAOS_JAVA=$(CURDIR)/$(CHAOS_JAVA) ROCKETRAFT_CHAOS=full ROCKETRAFT_CHAOS_REPORT=report.txt $(GO) test -count=1 -timeout 90m -v ./integration/chaos/
+
+.PHONY: chaos-deps
+chaos-deps:
+	@./.ci/deps.sh
 
 # chaos-java: the Java producers of every scenario's background load (integration/java/chaosload,
 # rocketmq-client 4.9.8 from Maven Central; offline once ~/.m2 holds it) into $(CHAOS_JAVA).
@@ -136,12 +141,12 @@ chaos-java:
 # (ROCKETRAFT_CHAOS_SOAK_SEED repeats one); anonymous RSS, goroutines, open files and disk sampled
 # every 10 s and judged for growth; report in integration/chaos/soak-report.txt.
 SOAK ?= 1h
-soak: build chaos-java
+soak: build chaos-java chaos-deps
 	rm -f integration/chaos/soak-report.txt
 	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_CHAOS_JAVA=$(CURDIR)/$(CHAOS_JAVA) ROCKETRAFT_CHAOS=soak ROCKETRAFT_CHAOS_SOAK=$(SOAK) ROCKETRAFT_CHAOS_REPORT=soak-report.txt \
 	$(GO) test -count=1 -timeout 3h -v -run '^TestSoak$$' ./integration/chaos/
 
-chaos-short: build chaos-java
+chaos-short: build chaos-java chaos-deps
 	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_CHAOS_JAVA=$(CURDIR)/$(CHAOS_JAVA) ROCKETRAFT_CHAOS=short $(GO) test -count=1 -timeout 10m -v ./integration/chaos/
 
 run: build
