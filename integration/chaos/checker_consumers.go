@@ -222,13 +222,13 @@ func (r *Report) checkRedeliveries(gs *GroupStats, ds []Delivery, obs map[QueueK
 		consumer string
 		q        QueueKey
 	}
-	first := map[msgKey]Delivery{}
-	highest := map[posKey]int64{} // per consumer and queue, the highest offset delivered so far
 	type ownKey struct {
 		consumer string
 		m        msgKey
 	}
-	had := map[ownKey]bool{} // what each consumer was delivered
+	first := map[msgKey]Delivery{}
+	highest := map[posKey]int64{} // per consumer and queue, the highest offset delivered so far
+	had := map[ownKey]bool{}      // what each consumer was delivered
 	for _, d := range ds {
 		k := msgKey{d.Queue, d.Offset}
 		pk := posKey{d.Consumer, d.Queue}
@@ -267,6 +267,9 @@ func (r *Report) checkRedeliveries(gs *GroupStats, ds []Delivery, obs map[QueueK
 	gs.Distinct = len(first)
 }
 
+// committedBefore is the lowest committed offset a re-pull at or after from
+// can have started from: the last observation at or before from, lowered by
+// any observation in (from, to] (a reset, or a regression check 2 reports).
 func committedBefore(l []OffsetObs, from, to time.Time) (int64, bool) {
 	var c int64
 	known := false
