@@ -53,6 +53,9 @@ type GroupCommitConfig struct {
 	MaxMessages int // groupCommitMaxMessages: messages per raft entry
 	MaxPending  int // groupCommitMaxPending: sends waiting for a batch before SYSTEM_BUSY
 	MaxInflight int // groupCommitMaxInflight: entries proposed and not yet applied
+	// PipelineMinBytes (groupCommitPipelineMinBytes): bytes queued before an
+	// entry is proposed while another is in flight; 0 = no threshold.
+	PipelineMinBytes int
 }
 
 // Broker is one node of a broker group. Field comments name the file key.
@@ -198,6 +201,9 @@ func DefaultBroker() Broker {
 			MaxMessages: 1024,
 			MaxPending:  65536,
 			MaxInflight: 2,
+			// Only an async window's worth pipelines (docs/performance.md,
+			// seventh pass).
+			PipelineMinBytes: 128 << 10,
 		},
 		TLS:                         defaultTLSServer(),
 		ConsumerOffsetFlushInterval: time.Second,

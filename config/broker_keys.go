@@ -681,6 +681,19 @@ var brokerKeys = []keySpec[Broker]{
 		get:   func(b *Broker) string { return itoa(b.GroupCommit.MaxInflight) },
 		check: func(b *Broker) string { return intRule(int64(b.GroupCommit.MaxInflight), 1, 64) },
 	},
+	{
+		name: "groupCommitPipelineMinBytes", doc: "Message bytes that must be waiting before group commit proposes an entry while another is in flight; less waits for the entry ahead and joins the next, bigger one. 0 proposes whatever waits.",
+		set: func(b *Broker, s string) error {
+			n, err := parseInt(s, 0, 64<<20)
+			if err != nil {
+				return err
+			}
+			b.GroupCommit.PipelineMinBytes = int(n)
+			return nil
+		},
+		get:   func(b *Broker) string { return itoa(b.GroupCommit.PipelineMinBytes) },
+		check: func(b *Broker) string { return intRule(int64(b.GroupCommit.PipelineMinBytes), 0, 64<<20) },
+	},
 
 	// Operations.
 	durationKey("consumerOffsetFlushInterval", "How often committed consumer offsets are proposed to the group.",

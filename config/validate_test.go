@@ -99,6 +99,7 @@ func TestEachRule(t *testing.T) {
 		{"groupCommitMaxBytes=1048576", "groupCommitMaxBytes", "1048576", "must be at least maxMessageSize (4194304)"},
 		{"groupCommitMaxMessages=0", "groupCommitMaxMessages", "0", "must be 1.."},
 		{"groupCommitMaxInflight=0", "groupCommitMaxInflight", "0", "must be 1..64"},
+		{"groupCommitPipelineMinBytes=-1", "groupCommitPipelineMinBytes", "-1", "must be 0..67108864"},
 		{"groupCommitMaxPending=10", "groupCommitMaxPending", "10", "must be at least groupCommitMaxMessages (1024)"},
 		{"consumerOffsetFlushInterval=soon", "consumerOffsetFlushInterval", "soon", "must be a duration"},
 		{"adminListen=localhost", "adminListen", "localhost", "must be host:port"},

@@ -43,7 +43,7 @@ func benchPropose(b *testing.B, producers, maxMsgs int) {
 
 // BenchmarkProposeTuning compares raft settings at 256 producers, in one run so the
 // ratios hold on a noisy machine: MaxAppendEntries (entries per AppendEntries RPC)
-// and the proposer's entries in flight.
+// and the proposer's entries in flight (with and without PipelineMinBytes).
 //
 //	go test -run '^$' -bench BenchmarkProposeTuning -benchtime 30000x ./broker/node
 func BenchmarkProposeTuning(b *testing.B) {
@@ -56,6 +56,7 @@ func BenchmarkProposeTuning(b *testing.B) {
 		{"maxAppendEntries=256", func(c *node.Config) { c.MaxAppendEntries = 256 }},
 		{"inflight=1", func(c *node.Config) { c.Proposer.MaxInflight = 1 }},
 		{"inflight=2", func(c *node.Config) { c.Proposer.MaxInflight = 2 }},
+		{"inflight=2,pipelineMinBytes=off", func(c *node.Config) { c.Proposer.MaxInflight = 2; c.Proposer.PipelineMinBytes = -1 }},
 		{"inflight=8", func(c *node.Config) { c.Proposer.MaxInflight = 8 }},
 	} {
 		b.Run(tc.name, func(b *testing.B) { benchProposeWith(b, 256, tc.cfg) })

@@ -16,8 +16,10 @@
 //     ErrCantBootstrap is ignored).
 //   - Group commit (proposer.go): concurrent Propose calls are coalesced into
 //     one PutMessages entry, bounded by MaxBatchBytes and MaxBatchMessages,
-//     with up to MaxInflight entries pipelined in raft. Each caller gets its own
-//     results. More than MaxPending queued messages fail fast with ErrBusy.
+//     with up to MaxInflight entries pipelined in raft; while one is in
+//     flight, the next is proposed only once PipelineMinBytes are queued (or a
+//     full batch), else it waits and grows. Each caller gets its own results.
+//     More than MaxPending queued messages fail fast with ErrBusy.
 //   - Roles: RoleLeader is announced (Subscribe, State) only after the leader
 //     barrier — the node has applied everything committed before its term —
 //     and Propose on a leader waits for it. Leadership transfer, voters and

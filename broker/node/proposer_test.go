@@ -245,6 +245,65 @@ func TestProposerPipelinesEntries(t *testing.T) {
 	}
 }
 
+// With an entry in flight, a few queued bytes wait for it to be answered and
+// then go as one entry; enough bytes, or a full batch, go at once.
+func TestProposerPipelinesOnlyEntriesWorthIt(t *testing.T) {
+	fr := newFakeRaft()
+	p := newProposer(ProposerConfig{MaxInflight: 2, PipelineMinBytes: 8, MaxBatchMessages: 4}, fr.propose, echoResults)
+	defer p.Close(0)
+	first := goPropose(p, context.Background(), "a")
+	f1 := fr.next(t) // nothing in flight: proposed whatever its size
+	b := goPropose(p, context.Background(), "bb")
+	c := goPropose(p, context.Background(), "ccc")
+	waitPending(t, p, 2)
+	fr.none(t) // 5 bytes queued behind an entry in flight: held back
+	f1.resolveOK(1)
+	f2 := fr.next(t) // the entry ahead answered: the held messages go together
+	if len(f2.msgs) != 2 {
+		t.Fatalf("entry after the held queue carries %d messages, want 2", len(f2.msgs))
+	}
+	big := goPropose(p, context.Background(), "dddddddd")
+	f3 := fr.next(t) // 8 bytes reach the threshold with f2 still in flight
+	if string(f3.msgs[0]) != "dddddddd" {
+		t.Fatalf("pipelined entry = %q", f3.msgs)
+	}
+	f2.resolveOK(2)
+	f3.resolveOK(3)
+	full := []chan call{goPropose(p, context.Background(), "e", "f", "g")}
+	f4 := fr.next(t) // in flight alone again
+	full = append(full, goPropose(p, context.Background(), "h"), goPropose(p, context.Background(), "i"),
+		goPropose(p, context.Background(), "j"), goPropose(p, context.Background(), "k"))
+	f5 := fr.next(t) // four one-byte messages fill MaxBatchMessages: a full batch never waits
+	if len(f5.msgs) != 4 {
+		t.Fatalf("full batch carries %d messages, want 4", len(f5.msgs))
+	}
+	f4.resolveOK(4)
+	f5.resolveOK(5)
+	for _, ch := range append([]chan call{first, b, c, big}, full...) {
+		if r := recv(t, ch); r.err != nil {
+			t.Fatal(r.err)
+		}
+	}
+}
+
+// A negative PipelineMinBytes pipelines whatever is queued.
+func TestProposerPipelineThresholdOff(t *testing.T) {
+	fr := newFakeRaft()
+	p := newProposer(ProposerConfig{MaxInflight: 2, PipelineMinBytes: -1}, fr.propose, echoResults)
+	defer p.Close(0)
+	a := goPropose(p, context.Background(), "a")
+	f1 := fr.next(t)
+	b := goPropose(p, context.Background(), "b")
+	f2 := fr.next(t) // one byte, proposed with f1 still in flight
+	f1.resolveOK(1)
+	f2.resolveOK(2)
+	for _, ch := range []chan call{a, b} {
+		if r := recv(t, ch); r.err != nil {
+			t.Fatal(r.err)
+		}
+	}
+}
+
 func TestProposerBusy(t *testing.T) {
 	fr := newFakeRaft()
 	p := newProposer(ProposerConfig{MaxInflight: 1, MaxPending: 4}, fr.propose, echoResults)

@@ -103,9 +103,19 @@ func nodeConfig(cfg config.Broker, log hclog.Logger) (node.Config, error) {
 			MaxBatchMessages: cfg.GroupCommit.MaxMessages,
 			MaxPending:       cfg.GroupCommit.MaxPending,
 			MaxInflight:      cfg.GroupCommit.MaxInflight,
+			PipelineMinBytes: pipelineMinBytes(cfg.GroupCommit.PipelineMinBytes),
 		},
 		Logger: log,
 	}, nil
+}
+
+// pipelineMinBytes maps the key's 0 ("no threshold") onto the proposer's
+// negative value (its zero takes the default).
+func pipelineMinBytes(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 func brokerConfig(cfg config.Broker, log hclog.Logger) broker.Config {
