@@ -45,6 +45,9 @@
 //     before raft acts on it, so a restarted node cannot vote twice in a term.
 //   - OpenStores fsyncs <dir> after creating the files, so their directory
 //     entries survive a power cut as well.
+//   - Segments that log compaction drops are deleted in the background
+//     (latedelete.go), not under raft-wal's write lock: a crash before that
+//     leaves orphans, which raft-wal's open removes.
 //
 // One fsync per batch, not per entry: raft hands StoreLogs everything queued since
 // the last call, and the broker's group commit packs many messages per entry.

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	wal "github.com/hashicorp/raft-wal"
+	walfs "github.com/hashicorp/raft-wal/fs"
 	"github.com/hashicorp/raft-wal/segment"
 	"github.com/hashicorp/raft-wal/types"
 	"go.etcd.io/bbolt"
@@ -164,17 +165,19 @@ func openLogBackend(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.L
 		if err := os.MkdirAll(walDir, 0o750); err != nil {
 			return nil, nil, fmt.Errorf("create wal dir %s: %w", walDir, err)
 		}
+		if vfs == nil {
+			vfs = walfs.New()
+		}
+		late := newLateDeleteFS(vfs, logger)
 		open := func(meta types.MetaStore) (*wal.WAL, error) {
-			if vfs != nil {
-				return wal.Open(walDir, wal.WithMetaStore(meta), wal.WithSegmentFiler(segment.NewFiler(walDir, vfs)), wal.WithLogger(logger.Named("wal")))
-			}
-			return wal.Open(walDir, wal.WithMetaStore(meta), wal.WithLogger(logger.Named("wal")))
+			return wal.Open(walDir, wal.WithMetaStore(meta), wal.WithSegmentFiler(segment.NewFiler(walDir, late)), wal.WithLogger(logger.Named("wal")))
 		}
 		ws, err := newWALStore(open, logger)
 		if err != nil {
+			_ = late.Close()
 			return nil, nil, fmt.Errorf("open wal %s: %w", walDir, err)
 		}
-		return ws, ws, nil
+		return ws, closeBoth{ws, late}, nil
 	case LogStoreBoltDB:
 		path := filepath.Join(dir, BoltLogFileName)
 		db, err := openBolt(path)
@@ -187,6 +190,14 @@ func openLogBackend(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.L
 		panic(fmt.Sprintf("raftlog: unvalidated log store kind %q", kind))
 	}
 }
+
+// closeBoth closes the WAL, then waits for its late segment deletions.
+type closeBoth struct {
+	wal  io.Closer
+	late io.Closer
+}
+
+func (c closeBoth) Close() error { return errors.Join(c.wal.Close(), c.late.Close()) }
 
 func openBolt(path string) (*raftboltdb.BoltStore, error) {
 	return raftboltdb.New(raftboltdb.Options{
