@@ -32,3 +32,27 @@ func TestRaftDiskStallTimeoutReachesTheNode(t *testing.T) {
 		}
 	}
 }
+
+// groupCommitPipelineMinBytes reaches the proposer: a size as given, 0 (the
+// key's "no threshold") as negative, which the proposer reads as off (its own
+// zero would take the 128 KiB default); unset, the key's default.
+func TestGroupCommitPipelineMinBytesReachesTheNode(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want int
+	}{{"groupCommitPipelineMinBytes=65536\n", 65536}, {"groupCommitPipelineMinBytes=0\n", -1}, {"", 128 << 10}} {
+		conf := "storePathRootDir=" + t.TempDir() + "\nadminListen=\n" + tc.line
+		cfg, err := config.ParseBroker([]byte(conf), config.FormatProperties)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.line, err)
+		}
+		ncfg, err := nodeConfig(cfg, hclog.NewNullLogger())
+		if err != nil {
+			t.Fatalf("%q: nodeConfig: %v", tc.line, err)
+		}
+		_ = ncfg.Transport.(*raft.NetworkTransport).Close()
+		if got := ncfg.Proposer.PipelineMinBytes; got != tc.want {
+			t.Errorf("%q: proposer PipelineMinBytes %d, want %d", tc.line, got, tc.want)
+		}
+	}
+}
