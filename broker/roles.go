@@ -83,6 +83,7 @@ func (b *Broker) watchRoles() {
 			if prev.Role != st.Role || prev.Term != st.Term {
 				b.log.Info("role changed", "role", st.Role, "term", st.Term, "leader", st.LeaderID)
 				if st.Role == replica.RoleLeader {
+					b.clients.LeaderSince(st.Term, b.cfg.Monotonic())
 					b.announceSelf()
 					b.ensureTopicExists(clientapi.AutoCreateTopic, templateQueues, fsm.PermInherit, b.cfg.AutoCreateTopicEnable)
 					b.ensureTopicExists(clientapi.ReplyTopic(b.cfg.ClusterName), 1, 0, b.cfg.ClusterName != "")

@@ -46,9 +46,10 @@ type LockView struct {
 // lockManager is the leader's table of orderly-consumption queue locks
 // (Java RebalanceLockManager). It is soft state: not replicated. A new leader does
 // not know which locks the old one granted, so during a grace window of
-// LockExpiry+lockTakeoverSlack after it first serves a lock request in its term it
-// grants a queue no other client holds only when the requester is provably the
-// group's only live client (docs/decisions/0003-orderly-locks-after-failover.md).
+// LockExpiry+lockTakeoverSlack from the start of its term (when the broker saw
+// itself lead, or the term's first lock request if that came first) it grants a
+// queue no other client holds only when the requester is provably the group's
+// only live client (docs/decisions/0003-orderly-locks-after-failover.md).
 //
 // Deterministic: time and the leader's term are arguments.
 type lockManager struct {
@@ -63,6 +64,14 @@ type lockManager struct {
 
 func newLockManager() *lockManager {
 	return &lockManager{groups: make(map[string]map[MessageQueue]*lockEntry)}
+}
+
+// startTerm opens term's grace window at now unless it is open already: the
+// broker calls it as it starts leading.
+func (m *lockManager) startTerm(term uint64, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.enterTerm(term, now)
 }
 
 // enterTerm resets the table when the leader's term changed.

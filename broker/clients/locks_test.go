@@ -84,6 +84,41 @@ func TestNewTermGraceWindow(t *testing.T) {
 	}
 }
 
+// The window opens when the broker starts leading, not at the first lock
+// request, which a client with a stale route sends up to a route refresh later;
+// a lock request earlier than that (a race with the role event) opens it, and
+// the later start does not move it.
+func TestGraceWindowOpensAtTermStart(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	grace := LockExpiry + lockTakeoverSlack
+	view := LockView{Members: []string{"A", "B"}, Since: t0.Add(-time.Hour)}
+	m := newLockManager()
+	m.startTerm(7, t0)
+	// The first request comes 30 s into the term; the window still ends at t0+grace.
+	if got := m.lock(7, "g", "A", []MessageQueue{mq0}, view, t0.Add(30*time.Second)); len(got) != 0 {
+		t.Fatalf("inside the window: %v", got)
+	}
+	if got := m.lock(7, "g", "A", []MessageQueue{mq0}, view, t0.Add(grace-time.Millisecond)); len(got) != 0 {
+		t.Fatalf("just before the window ends: %v", got)
+	}
+	if got := m.lock(7, "g", "A", []MessageQueue{mq0}, view, t0.Add(grace)); len(got) != 1 {
+		t.Fatalf("window over (term start + %s): %v", grace, got)
+	}
+	// A repeated start of the same term keeps the window and the table.
+	m.startTerm(7, t0.Add(grace+time.Minute))
+	if who, ok := m.isLocked("g", mq0, t0.Add(grace+time.Second)); !ok || who != "A" {
+		t.Fatalf("restarting the same term lost A's lock: %q %v", who, ok)
+	}
+	// A request that beat the role event opens the window; the start after it
+	// does not push it later.
+	m = newLockManager()
+	m.lock(8, "g", "A", []MessageQueue{mq0}, view, t0)
+	m.startTerm(8, t0.Add(10*time.Second))
+	if got := m.lock(8, "g", "A", []MessageQueue{mq0}, view, t0.Add(grace)); len(got) != 1 {
+		t.Fatalf("window from the first request: %v", got)
+	}
+}
+
 func TestTermChangeDiscardsTable(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	m := newLockManager()

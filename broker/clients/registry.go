@@ -176,6 +176,15 @@ func (r *Registry) lockView(group string, now time.Time) LockView {
 	return v
 }
 
+// LeaderSince tells the lock table that this node leads term from now: the
+// term's grace window opens here rather than at its first lock request. Clients
+// whose route still names the old leader reach this node up to a route refresh
+// (30 s) later, and an orderly group waited that much longer for its queues
+// after every failover (chaos N3 ran out of time once for it).
+func (r *Registry) LeaderSince(term uint64, now time.Time) {
+	r.locks.startTerm(term, now)
+}
+
 // Lock grants clientID, in the leader's term, every queue of mqs that is free,
 // expired or already its own, and returns the granted ones in request order.
 func (r *Registry) Lock(term uint64, group, clientID string, mqs []MessageQueue, now time.Time) []MessageQueue {
