@@ -13,9 +13,8 @@ import (
 // real broker; it is a few lines, has no effect until FailStores is called, and
 // nothing in production constructs it.
 //
-// Wrap the outermost store (Stores.Log, i.e. the cache) so the injected error
-// reaches raft intact: raft.LogCache flattens its backend's errors to text, so
-// errors.Is would not see through it.
+// Wrap the outermost store (Stores.Log, i.e. the cache), as the chaos scenario
+// does: raft sees the injected error exactly as a failing disk would return it.
 //
 // Reads and deletes always pass through. Safe for concurrent use.
 type FaultyLogStore struct {

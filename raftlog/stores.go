@@ -41,13 +41,6 @@ const (
 	LockFileName = "LOCK"
 )
 
-// logCacheEntries is the size of the raft.LogCache ring in front of the LogStore.
-// 512 covers raft's MaxAppendEntries (64) times the pipeline depth with plenty to
-// spare, so replication to a follower that is only slightly behind reads memory,
-// not disk. The ring holds pointers to entries raft already built; its memory
-// bound is 512 × the largest entry, which the broker's group commit caps.
-const logCacheEntries = 512
-
 // boltOpenTimeout bounds bbolt's wait for its file lock. The directory LOCK
 // already rules out a second owner; this is belt and braces so a stray process
 // produces an error instead of a hang.
@@ -71,7 +64,7 @@ func ParseLogStoreKind(s string) (LogStoreKind, error) {
 // Log and Stable are safe for concurrent use (raft calls them from several
 // goroutines). Close must be called only after raft has shut down.
 type Stores struct {
-	// Log is the LogStore to hand to raft: the backend behind a raft.LogCache.
+	// Log is the LogStore to hand to raft: the backend behind a logCache.
 	// Every StoreLogs is fsynced before it returns.
 	Log raft.LogStore
 	// Stable holds raft's current term and vote; every Set is fsynced.
@@ -125,11 +118,7 @@ func openStoresOn(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.Log
 	}
 	s.closers = append(s.closers, closer)
 	s.timed = &timedLogStore{LogStore: backend}
-	cache, err := raft.NewLogCache(logCacheEntries, s.timed)
-	if err != nil {
-		return fail(fmt.Errorf("log cache: %w", err))
-	}
-	s.Log = cache
+	s.Log = newLogCache(s.timed, logCacheEntries, logCacheBytes)
 
 	stablePath := filepath.Join(dir, StableFileName)
 	stable, err := openBolt(stablePath)

@@ -100,8 +100,8 @@ func TestOpenStoresLayout(t *testing.T) {
 					t.Errorf("%s exists (err=%v), want absent", name, err)
 				}
 			}
-			if _, ok := s.Log.(*raft.LogCache); !ok {
-				t.Fatalf("Stores.Log is %T, want *raft.LogCache", s.Log)
+			if _, ok := s.Log.(*logCache); !ok {
+				t.Fatalf("Stores.Log is %T, want *logCache", s.Log)
 			}
 			// raft-wal refuses gaps; raft must know, through the cache.
 			mono, ok := s.Log.(raft.MonotonicLogStore)

@@ -7,7 +7,7 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// timedLogStore counts the writes of the backend under raft's LogCache and
+// timedLogStore counts the writes of the backend under the log cache and
 // the time they took: every StoreLogs is a write plus an fsync, so the mean
 // is the raft log's fsync latency as the console charts it.
 type timedLogStore struct {
