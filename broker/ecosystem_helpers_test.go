@@ -28,7 +28,7 @@ func startRaftBroker(t *testing.T) *raftBroker {
 
 // startRaftBrokerWith is startRaftBroker with edit applied to the broker's
 // Config before New (nil: none).
-func startRaftBrokerWith(t *testing.T, edit func(*Config)) *raftBroker {
+func startRaftBrokerWith(t testing.TB, edit func(*Config)) *raftBroker {
 	t.Helper()
 	group := testcluster.New(t, 1, testcluster.Options{FastTimings: true})
 	leader := group.WaitLeader(10 * time.Second)

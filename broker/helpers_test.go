@@ -24,7 +24,7 @@ func openBrokerStore(t *testing.T) *store.Store {
 }
 
 // startNameserver starts an in-process nameserver on a free loopback port.
-func startNameserver(t *testing.T, cfg nameserver.Config) *nameserver.Server {
+func startNameserver(t testing.TB, cfg nameserver.Config) *nameserver.Server {
 	t.Helper()
 	if cfg.ListenAddr == "" {
 		cfg.ListenAddr = "127.0.0.1:0"
@@ -37,7 +37,7 @@ func startNameserver(t *testing.T, cfg nameserver.Config) *nameserver.Server {
 	return ns
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

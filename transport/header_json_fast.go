@@ -422,8 +422,15 @@ func (p *jsonScanner) strEscaped(start int) (string, bool) {
 		case c < 0x20:
 			return "", false
 		case c != '\\':
-			buf = append(buf, c)
-			p.i++
+			// Copy the run up to the next quote or backslash at once: RocketMQ's
+			// properties escape their \u0001 and \u0002 separators, so a SEND
+			// header's longest string is mostly such runs.
+			n := p.i + 1
+			for n < len(p.b) && p.b[n] != '"' && p.b[n] != '\\' && p.b[n] >= 0x20 {
+				n++
+			}
+			buf = append(buf, p.b[p.i:n]...)
+			p.i = n
 			continue
 		}
 		if p.i+1 >= len(p.b) {

@@ -39,7 +39,7 @@ func (a *API) handleSendReply(ctx context.Context, req *route.Request) (*transpo
 	if target == "" {
 		return nil, fmt.Errorf("%w: reply message without %s", route.ErrBadHeader, propertyReplyToClient)
 	}
-	resp, err := a.handleSend(ctx, req)
+	resp, queueID, err := a.send(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (a *API) handleSendReply(ctx context.Context, req *route.Request) (*transpo
 		"topic":                 h.Topic,
 		"defaultTopic":          h.DefaultTopic,
 		"defaultTopicQueueNums": strconv.Itoa(int(h.DefaultTopicQueueNums)),
-		"queueId":               resp.ExtFields["queueId"],
+		"queueId":               strconv.Itoa(int(queueID)),
 		"sysFlag":               strconv.Itoa(int(h.SysFlag)),
 		"bornTimestamp":         strconv.FormatInt(h.BornTimestamp, 10),
 		"flag":                  strconv.Itoa(int(h.Flag)),

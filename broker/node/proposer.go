@@ -61,12 +61,20 @@ type ProposerConfig struct {
 	// with ErrBusy (the broker answers SYSTEM_BUSY).
 	MaxPending int
 	// MaxWait bounds how long one Propose waits, as if its ctx had that
-	// timeout. It is a timer per call instead of a context.WithTimeout per
-	// send request: the derived context registered itself with the
-	// connection's, under that context's lock, and cost the leader ~5 % of
-	// its CPU under the async benchmark.
+	// timeout (give or take one sweep interval, below). It is not a
+	// context.WithTimeout per send request: the derived context registered
+	// itself with the connection's, under that context's lock, and cost the
+	// leader ~5 % of its CPU under the async benchmark.
 	MaxWait time.Duration
 }
+
+// maxSweepInterval bounds how late a waiting call notices that its ctx is
+// done or MaxWait has passed: one goroutine per proposer checks every waiting
+// call that often, so a call itself waits on its done channel alone. A timer
+// and a three-way select per call cost the leader ~7 % of its CPU under the
+// async benchmark (docs/performance.md, eighth pass); a ctx is cancelled when
+// a connection closes or the broker stops, where 50 ms more does not matter.
+const maxSweepInterval = 50 * time.Millisecond
 
 func (c ProposerConfig) withDefaults() ProposerConfig {
 	if c.MaxBatchBytes <= 0 {
@@ -107,13 +115,28 @@ type ProposerStats struct {
 // request is one Propose call. Its fields after done is closed belong to the
 // caller; before that, to the proposer.
 type request[R any] struct {
-	msgs  [][]byte
-	bytes int
-	// state is guarded by proposer.mu.
-	state   requestState
-	results []R
-	err     error
-	done    chan struct{}
+	msgs     [][]byte
+	bytes    int
+	ctx      context.Context
+	deadline time.Time // MaxWait after the call
+	// state and answered are guarded by proposer.mu. answered is set by
+	// whoever closes done (completion, the sweep giving up on the call,
+	// Close), exactly once.
+	state    requestState
+	answered bool
+	results  []R
+	err      error
+	done     chan struct{}
+}
+
+// answerLocked closes r.done with err unless r was answered already. p.mu is held.
+func (r *request[R]) answerLocked(results []R, err error) {
+	if r.answered {
+		return
+	}
+	r.answered = true
+	r.results, r.err = results, err
+	close(r.done)
 }
 
 type requestState uint8
@@ -140,8 +163,9 @@ type entry[R any] struct {
 // channel. One batching goroutine takes queued requests, proposes an entry and
 // passes its future to one completion goroutine, which waits for futures in
 // proposal order (raft applies them in that order) and hands every caller its
-// own slice of the entry's results. slots bounds the entries in flight. There
-// is no goroutine per call or per message.
+// own slice of the entry's results. slots bounds the entries in flight. A
+// sweep goroutine gives up on calls whose ctx is done or whose MaxWait has
+// passed. There is no goroutine or timer per call or per message.
 type proposer[R any] struct {
 	cfg     ProposerConfig
 	propose proposeFunc
@@ -164,6 +188,7 @@ type proposer[R any] struct {
 	slots    chan struct{} // cap MaxInflight: one token per entry in flight
 	inflight chan *entry[R]
 	stop     chan struct{}
+	sweepWG  sync.WaitGroup
 	batchWG  sync.WaitGroup
 	doneWG   sync.WaitGroup
 	stopOnce sync.Once
@@ -186,8 +211,10 @@ func newProposer[R any](cfg ProposerConfig, propose proposeFunc, results results
 	}
 	p.batchWG.Add(1)
 	p.doneWG.Add(1)
+	p.sweepWG.Add(1)
 	go p.batchLoop()
 	go p.completeLoop()
+	go p.sweepLoop(min(maxSweepInterval, max(cfg.MaxWait/4, time.Millisecond)))
 	return p
 }
 
@@ -204,7 +231,7 @@ func (p *proposer[R]) Propose(ctx context.Context, msgs [][]byte) ([]R, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	r := &request[R]{msgs: msgs, done: make(chan struct{})}
+	r := &request[R]{msgs: msgs, ctx: ctx, deadline: time.Now().Add(p.cfg.MaxWait), done: make(chan struct{})}
 	for _, m := range msgs {
 		r.bytes += len(m)
 	}
@@ -227,28 +254,63 @@ func (p *proposer[R]) Propose(ctx context.Context, msgs [][]byte) ([]R, error) {
 	default:
 	}
 
-	wait := time.NewTimer(p.cfg.MaxWait)
-	defer wait.Stop()
-	var cause error
-	select {
-	case <-r.done:
-		return r.results, r.err
-	case <-ctx.Done():
-		cause = ctx.Err()
-	case <-wait.C:
-		cause = fmt.Errorf("propose: no outcome within %s: %w", p.cfg.MaxWait, context.DeadlineExceeded)
+	<-r.done
+	return r.results, r.err
+}
+
+// sweepLoop gives up on waiting calls every interval until Close.
+func (p *proposer[R]) sweepLoop(interval time.Duration) {
+	defer p.sweepWG.Done()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case now := <-t.C:
+			p.sweep(now)
+		}
 	}
+}
+
+// sweep answers every call whose ctx is done or whose MaxWait has passed by
+// now: a queued one with the cause alone (it is dropped, never proposed), one
+// already in an entry with ErrUnknownOutcome too (the entry may still commit).
+func (p *proposer[R]) sweep(now time.Time) {
 	p.mu.Lock()
-	if r.state == requestQueued {
-		r.state = requestCancelled
-		p.pending -= len(r.msgs)
-		p.pendingBytes -= r.bytes
-		p.mu.Unlock()
-		return nil, cause
+	defer p.mu.Unlock()
+	for _, r := range p.queue {
+		if r == nil || r.state != requestQueued {
+			continue
+		}
+		if cause := p.giveUp(r, now); cause != nil {
+			r.state = requestCancelled
+			p.pending -= len(r.msgs)
+			p.pendingBytes -= r.bytes
+			r.answerLocked(nil, cause)
+		}
 	}
-	p.mu.Unlock()
-	// Taken: the entry may commit after we stop waiting.
-	return nil, fmt.Errorf("%w: %w", ErrUnknownOutcome, cause)
+	for e := range p.open {
+		for _, r := range e.reqs {
+			if r.answered {
+				continue
+			}
+			if cause := p.giveUp(r, now); cause != nil {
+				r.answerLocked(nil, fmt.Errorf("%w: %w", ErrUnknownOutcome, cause))
+			}
+		}
+	}
+}
+
+// giveUp is why a call should stop waiting at now, or nil.
+func (p *proposer[R]) giveUp(r *request[R], now time.Time) error {
+	if err := r.ctx.Err(); err != nil {
+		return err
+	}
+	if now.After(r.deadline) {
+		return fmt.Errorf("propose: no outcome within %s: %w", p.cfg.MaxWait, context.DeadlineExceeded)
+	}
+	return nil
 }
 
 // Stats reports the entries and messages proposed so far.
@@ -269,6 +331,7 @@ func (p *proposer[R]) Close(grace time.Duration) {
 		p.mu.Unlock()
 		close(p.stop)
 	})
+	p.sweepWG.Wait()
 	p.batchWG.Wait()
 	if grace <= 0 {
 		p.doneWG.Wait()
@@ -282,20 +345,15 @@ func (p *proposer[R]) Close(grace time.Duration) {
 	case <-time.After(grace):
 	}
 	p.mu.Lock()
-	var abandoned []*entry[R]
+	err := fmt.Errorf("%w: raft shut down without answering the entry", ErrUnknownOutcome)
 	for e := range p.open {
 		e.finished = true
 		delete(p.open, e)
-		abandoned = append(abandoned, e)
-	}
-	p.mu.Unlock()
-	for _, e := range abandoned {
-		err := fmt.Errorf("%w: raft shut down without answering the entry", ErrUnknownOutcome)
 		for _, r := range e.reqs {
-			r.err = err
-			close(r.done)
+			r.answerLocked(nil, err)
 		}
 	}
+	p.mu.Unlock()
 	// The completion goroutine may stay blocked on a future raft will never
 	// answer; it owns nothing the callers still need.
 }
@@ -407,8 +465,7 @@ func (p *proposer[R]) failQueued() {
 	for _, r := range p.queue {
 		if r != nil && r.state == requestQueued {
 			r.state = requestCancelled
-			r.err = ErrClosed
-			close(r.done)
+			r.answerLocked(nil, ErrClosed)
 		}
 	}
 	p.queue = nil
@@ -452,18 +509,17 @@ func (p *proposer[R]) complete(e *entry[R]) {
 	}
 	e.finished = true
 	delete(p.open, e)
-	p.mu.Unlock()
 	off := 0
 	for _, r := range e.reqs {
 		if err != nil {
-			r.err = err
-		} else {
-			n := len(r.msgs)
-			r.results = results[off : off+n : off+n] // capped: the caller owns exactly its part
-			off += n
+			r.answerLocked(nil, err)
+			continue
 		}
-		close(r.done)
+		n := len(r.msgs)
+		r.answerLocked(results[off:off+n:off+n], nil) // capped: the caller owns exactly its part
+		off += n
 	}
+	p.mu.Unlock()
 }
 
 // classifyApplyError maps a raft Apply error onto the outcome a caller can act on.
