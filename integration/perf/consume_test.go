@@ -59,6 +59,9 @@ func drainRate(lines []benchLine) float64 {
 // by the official Go push consumer (`rocketraft bench consume`); (3) a second
 // topic consumed live while a paced producer sends at half the measured
 // produce rate for PERF_LIVE (default 60s): the born → consumed percentiles.
+// PERF_LIVE_RATE (msgs/s) fixes that rate for every system and round instead,
+// so that an A/B of two builds compares their latency at the same load (each
+// half its own produce rate would load the faster build harder).
 // Targets: drain ≥ 2× produce; born → consumed p99 ≤ 10 ms.
 func TestConsumeTargets(t *testing.T) {
 	s := loadSettings(t)
@@ -80,6 +83,7 @@ func TestConsumeTargets(t *testing.T) {
 		}
 		live = d
 	}
+	liveRate := envPositiveInt(t, "PERF_LIVE_RATE", 0) // 0: half of each round's produce rate
 	backlog := mib * 1024
 	var runs []consumeRun
 	for round := 1; round <= s.rounds; round++ {
@@ -93,7 +97,7 @@ func TestConsumeTargets(t *testing.T) {
 				rs.stop()
 				t.Fatalf("round %d: start %s: %v\n%s", round, sys, err, tails(dir))
 			}
-			r, err := consumeRound(s.bin, rs, backlog, live)
+			r, err := consumeRound(s.bin, rs, backlog, live, liveRate)
 			rs.stop()
 			if err != nil {
 				t.Fatalf("round %d %s: %v\n%s", round, sys, err, tails(dir))
@@ -105,7 +109,7 @@ func TestConsumeTargets(t *testing.T) {
 				round, sys, r.Backlog, r.BacklogFailed, r.Produce, r.Drain, r.Drain/r.Produce, r.DrainServerCPUSec, r.LiveRate, r.BornP50Ms, r.BornP99Ms, r.BornP999Ms, r.BornMaxMs)
 		}
 	}
-	report := renderConsume(systems, runs, mib, live)
+	report := renderConsume(systems, runs, mib, live, liveRate)
 	t.Log("\n" + report)
 	if out := os.Getenv("PERF_CONSUME_OUT"); out != "" {
 		if err := os.WriteFile(out, []byte(report), 0o644); err != nil {
@@ -120,7 +124,9 @@ func TestConsumeTargets(t *testing.T) {
 	}
 }
 
-func consumeRound(bin string, rs remotingSystem, backlog int, live time.Duration) (consumeRun, error) {
+// consumeRound is one system's round; liveRate 0 paces the live phase at half
+// the measured produce rate.
+func consumeRound(bin string, rs remotingSystem, backlog int, live time.Duration, liveRate int) (consumeRun, error) {
 	r := consumeRun{System: rs.name(), Backlog: backlog}
 	for _, topic := range []string{"PerfWarm", "PerfBacklog", "PerfLive"} {
 		if err := createTopic(bin, rs.namesrv(), rs.cluster(), topic); err != nil {
@@ -161,6 +167,9 @@ func consumeRound(bin string, rs remotingSystem, backlog int, live time.Duration
 
 	// Live: the consumer first (its rebalance done), then the paced producer.
 	r.LiveRate = float64(int(r.Produce / 2))
+	if liveRate > 0 {
+		r.LiveRate = float64(liveRate)
+	}
 	type consumed struct {
 		lines []benchLine
 		err   error
@@ -230,10 +239,14 @@ func backlogIntact(bin, ns, topic string, acked int) error {
 
 // renderConsume is the Markdown report of TestConsumeTargets: medians and
 // ranges over rounds per system, with the targets.
-func renderConsume(systems []string, runs []consumeRun, mib int, live time.Duration) string {
+func renderConsume(systems []string, runs []consumeRun, mib int, live time.Duration, liveRate int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Consumer targets, %s: backlog %d MiB of 1 KiB messages; live for %s at half the produce rate.\n\n",
-		time.Now().UTC().Format("2006-01-02"), mib, live)
+	pace := "half the produce rate"
+	if liveRate > 0 {
+		pace = fmt.Sprintf("a fixed %d msgs/s (PERF_LIVE_RATE)", liveRate)
+	}
+	fmt.Fprintf(&b, "Consumer targets, %s: backlog %d MiB of 1 KiB messages; live for %s at %s.\n\n",
+		time.Now().UTC().Format("2006-01-02"), mib, live, pace)
 	b.WriteString("| system | rounds | async produce msgs/s | drain msgs/s | drain / produce (target ≥ 2) | servers' CPU s / 100k drained | live msgs/s | born→consumed p50 / p99 / p99.9 / max ms (target p99 ≤ 10) |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, sys := range systems {
