@@ -1,6 +1,8 @@
 package raftlog
 
 import (
+	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -127,5 +129,62 @@ func TestLateDeletionsLeftByACrashAreRemovedOnOpen(t *testing.T) {
 	last, err := w2.LastIndex()
 	if err != nil || last != 100 {
 		t.Fatalf("last index after reopen = %d, %v; want 100", last, err)
+	}
+}
+
+// A dropped segment is shrunk in paced steps before it is unlinked, so a
+// compaction's gigabyte is not freed in one journal transaction; Close stops
+// pacing and still deletes everything queued.
+func TestLateDeletionShrinksFilesInStepsAndCloseHurries(t *testing.T) {
+	dir := t.TempDir()
+	late := newLateDeleteFS(walfs.New(), testLogger(t))
+	late.step, late.pause = 1<<20, 30*time.Millisecond
+	write := func(name string, size int) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), make([]byte, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.wal", 6<<20)
+	if err := late.Delete(dir, "a.wal"); err != nil {
+		t.Fatal(err)
+	}
+	// Partly shrunk: smaller than written, not gone yet.
+	var partial bool
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		st, err := os.Stat(filepath.Join(dir, "a.wal"))
+		if err != nil {
+			break // gone
+		}
+		if st.Size() > 0 && st.Size() < 6<<20 && st.Size()%(1<<20) == 0 {
+			partial = true
+		}
+	}
+	if !partial {
+		t.Fatal("never saw the file part way through its paced truncation")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a.wal")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a.wal after its deletion: %v", err)
+	}
+	// 64 MiB at 1 MiB per 100 ms would take 6.4 s; Close must not wait that
+	// out (unpaced, it takes milliseconds; the bound is wide for a busy box).
+	if err := late.Close(); err != nil {
+		t.Fatal(err)
+	}
+	late = newLateDeleteFS(walfs.New(), testLogger(t))
+	late.step, late.pause = 1<<20, 100*time.Millisecond
+	write("b.wal", 64<<20)
+	if err := late.Delete(dir, "b.wal"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := late.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("Close took %s: it kept pacing", took)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b.wal")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("b.wal after Close: %v", err)
 	}
 }
