@@ -71,9 +71,10 @@ type ProposerConfig struct {
 // maxSweepInterval bounds how late a waiting call notices that its ctx is
 // done or MaxWait has passed: one goroutine per proposer checks every waiting
 // call that often, so a call itself waits on its done channel alone. A timer
-// and a three-way select per call cost the leader ~7 % of its CPU under the
-// async benchmark (docs/performance.md, eighth pass); a ctx is cancelled when
-// a connection closes or the broker stops, where 50 ms more does not matter.
+// and a three-way select per call were ~6 % of the leader's CPU in its profile
+// under the async benchmark (docs/performance.md, eighth pass); a ctx is
+// cancelled when a connection closes or the broker stops, where 50 ms more
+// does not matter.
 const maxSweepInterval = 50 * time.Millisecond
 
 func (c ProposerConfig) withDefaults() ProposerConfig {
