@@ -204,7 +204,7 @@ func (a *API) send(ctx context.Context, req *route.Request) (*transport.Command,
 		sentProps = append(sentProps, h.Properties)
 	}
 	// No context.WithTimeout here: the proposer bounds the wait itself
-	// (node.DefaultMaxWait, the send timeout) with a plain timer.
+	// (node.DefaultMaxWait, the send timeout) with one sweep per proposer.
 	results, err := a.d.Replica.PutMessages(ctx, recs)
 	if err != nil {
 		return nil, 0, err // replica.ErrNotLeader: the forwarding stage relays it

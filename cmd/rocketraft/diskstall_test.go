@@ -7,8 +7,26 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/rocketraft/rocketraft/broker/node"
 	"github.com/rocketraft/rocketraft/config"
 )
+
+// nodeConfigOf is the node config a broker file with lines (properties, each
+// ending in a newline) produces; its raft transport is closed at once.
+func nodeConfigOf(t *testing.T, lines string) node.Config {
+	t.Helper()
+	conf := "storePathRootDir=" + t.TempDir() + "\nadminListen=\n" + lines
+	cfg, err := config.ParseBroker([]byte(conf), config.FormatProperties)
+	if err != nil {
+		t.Fatalf("%q: %v", lines, err)
+	}
+	ncfg, err := nodeConfig(cfg, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatalf("%q: nodeConfig: %v", lines, err)
+	}
+	_ = ncfg.Transport.(*raft.NetworkTransport).Close()
+	return ncfg
+}
 
 // raftDiskStallTimeout reaches the node's disk guard: a duration as given,
 // off as negative (disabled), 0s as 0 (the node's automatic default).
@@ -17,16 +35,7 @@ func TestRaftDiskStallTimeoutReachesTheNode(t *testing.T) {
 		value string
 		want  time.Duration
 	}{{"3s", 3 * time.Second}, {"off", -1}, {"0s", 0}} {
-		conf := "storePathRootDir=" + t.TempDir() + "\nadminListen=\nraftDiskStallTimeout=" + tc.value + "\n"
-		cfg, err := config.ParseBroker([]byte(conf), config.FormatProperties)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.value, err)
-		}
-		ncfg, err := nodeConfig(cfg, hclog.NewNullLogger())
-		if err != nil {
-			t.Fatalf("%s: nodeConfig: %v", tc.value, err)
-		}
-		_ = ncfg.Transport.(*raft.NetworkTransport).Close()
+		ncfg := nodeConfigOf(t, "raftDiskStallTimeout="+tc.value+"\n")
 		if ncfg.DiskStallTimeout != tc.want {
 			t.Errorf("raftDiskStallTimeout=%s: node DiskStallTimeout %v, want %v", tc.value, ncfg.DiskStallTimeout, tc.want)
 		}
@@ -41,16 +50,7 @@ func TestGroupCommitPipelineMinBytesReachesTheNode(t *testing.T) {
 		line string
 		want int
 	}{{"groupCommitPipelineMinBytes=65536\n", 65536}, {"groupCommitPipelineMinBytes=0\n", -1}, {"", 128 << 10}} {
-		conf := "storePathRootDir=" + t.TempDir() + "\nadminListen=\n" + tc.line
-		cfg, err := config.ParseBroker([]byte(conf), config.FormatProperties)
-		if err != nil {
-			t.Fatalf("%q: %v", tc.line, err)
-		}
-		ncfg, err := nodeConfig(cfg, hclog.NewNullLogger())
-		if err != nil {
-			t.Fatalf("%q: nodeConfig: %v", tc.line, err)
-		}
-		_ = ncfg.Transport.(*raft.NetworkTransport).Close()
+		ncfg := nodeConfigOf(t, tc.line)
 		if got := ncfg.Proposer.PipelineMinBytes; got != tc.want {
 			t.Errorf("%q: proposer PipelineMinBytes %d, want %d", tc.line, got, tc.want)
 		}
