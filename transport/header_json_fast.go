@@ -379,12 +379,20 @@ func (p *jsonScanner) str() (string, bool) {
 	}
 	start := p.i
 	if p.printable {
-		if end := bytes.IndexByte(p.b[start:], '"'); end >= 0 {
-			if bytes.IndexByte(p.b[start:start+end], '\\') < 0 {
-				p.i = start + end + 1
-				return p.s[start : start+end], true
+		// One pass for the closing quote or a backslash: header strings are short
+		// (keys, numbers, names), where two bytes.IndexByte calls cost more in
+		// setup than this loop does in bytes.
+		for i := start; i < len(p.b); i++ {
+			switch p.b[i] {
+			case '"':
+				p.i = i + 1
+				return p.s[start:i], true
+			case '\\':
+				p.i = i
+				return p.strEscaped(start)
 			}
 		}
+		return "", false
 	}
 	for p.i < len(p.b) {
 		c := p.b[p.i]
@@ -538,15 +546,22 @@ func (p *jsonScanner) strMap() (map[string]string, bool) {
 			return nil, false
 		}
 		p.ws()
-		if _, dup := m[k]; dup {
-			return nil, false
-		}
-		if !p.null() {
+		if p.null() {
+			// A null leaves the key out, but a repeat of it is still a repeat.
+			if _, dup := m[k]; dup {
+				return nil, false
+			}
+		} else {
 			v, ok := p.scalar()
 			if !ok {
 				return nil, false
 			}
+			// One map operation per key: a repeated key leaves the length as it was.
+			n := len(m)
 			m[k] = v
+			if len(m) == n {
+				return nil, false
+			}
 		}
 		p.ws()
 		if p.eat('}') {

@@ -328,11 +328,40 @@ type SendHeader struct {
 	BrokerName            string
 }
 
-// v2Aliases maps the V1 names to SendMessageRequestHeaderV2's single letters.
-var v2Aliases = map[string]string{
-	"producerGroup": "a", "topic": "b", "defaultTopic": "c", "defaultTopicQueueNums": "d",
-	"queueId": "e", "sysFlag": "f", "bornTimestamp": "g", "flag": "h", "properties": "i",
-	"reconsumeTimes": "j", "unitMode": "k", "maxReconsumeTimes": "l", "batch": "m", "brokerName": "n",
+// v2Alias maps a V1 name to SendMessageRequestHeaderV2's single letter ("" for
+// a name V2 does not shorten).
+func v2Alias(name string) string {
+	switch name {
+	case "producerGroup":
+		return "a"
+	case "topic":
+		return "b"
+	case "defaultTopic":
+		return "c"
+	case "defaultTopicQueueNums":
+		return "d"
+	case "queueId":
+		return "e"
+	case "sysFlag":
+		return "f"
+	case "bornTimestamp":
+		return "g"
+	case "flag":
+		return "h"
+	case "properties":
+		return "i"
+	case "reconsumeTimes":
+		return "j"
+	case "unitMode":
+		return "k"
+	case "maxReconsumeTimes":
+		return "l"
+	case "batch":
+		return "m"
+	case "brokerName":
+		return "n"
+	}
+	return ""
 }
 
 // parseSendHeader decodes the header of codes 10, 310 and 320. V2
@@ -341,7 +370,7 @@ var v2Aliases = map[string]string{
 func parseSendHeader(fields map[string]string) (SendHeader, error) {
 	e := route.NewFields(fields)
 	if _, v2 := fields["b"]; v2 {
-		e = route.NewFieldsAliased(fields, v2Aliases)
+		e = route.NewFieldsAliased(fields, v2Alias)
 	}
 	h := SendHeader{
 		ProducerGroup:         e.Str("producerGroup", false),

@@ -10,28 +10,31 @@ import (
 // first problem (Err), naming the key, the value and the rule.
 type Fields struct {
 	m map[string]string
-	// aliases maps a key's name to the short key a request may send instead
-	// (SEND_MESSAGE_V2's single letters); nil for none.
-	aliases map[string]string
-	Err     error
+	// alias gives a key's name the short key a request may send instead
+	// (SEND_MESSAGE_V2's single letters), "" for none; nil for no aliases.
+	alias func(name string) string
+	Err   error
 }
 
 // NewFields reads ext.
 func NewFields(ext map[string]string) *Fields { return &Fields{m: ext} }
 
 // NewFieldsAliased reads ext whose keys may be short aliases of the names
-// asked for: a lookup of name reads ext[aliases[name]] when ext has it, else
-// ext[name]. Problems still name the key by its long name. It reads the
-// request's own map, where translating the keys into a new one cost a map per
-// send.
-func NewFieldsAliased(ext, aliases map[string]string) *Fields {
-	return &Fields{m: ext, aliases: aliases}
+// asked for: a lookup of name reads ext[alias(name)] when alias gives one and
+// ext has it, else ext[name]. Problems still name the key by its long name. It
+// reads the request's own map, where translating the keys into a new one cost a
+// map per send; alias is a function (a switch) rather than a map so that a
+// lookup hashes once.
+func NewFieldsAliased(ext map[string]string, alias func(name string) string) *Fields {
+	return &Fields{m: ext, alias: alias}
 }
 
 func (f *Fields) get(key string) (string, bool) {
-	if a, ok := f.aliases[key]; ok {
-		if v, ok := f.m[a]; ok {
-			return v, true
+	if f.alias != nil {
+		if a := f.alias(key); a != "" {
+			if v, ok := f.m[a]; ok {
+				return v, true
+			}
 		}
 	}
 	v, ok := f.m[key]
