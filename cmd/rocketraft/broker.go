@@ -251,8 +251,8 @@ func logConfigWarnings(log hclog.Logger, ws []config.Warning) {
 const brokerGCPercent = 200
 
 func setBrokerGCPercent(log hclog.Logger) {
-	if os.Getenv("GOGC") != "" {
-		log.Info("garbage collection target from GOGC", "GOGC", os.Getenv("GOGC"))
+	if v := os.Getenv("GOGC"); v != "" {
+		log.Info("garbage collection target from GOGC", "GOGC", v)
 		return
 	}
 	debug.SetGCPercent(brokerGCPercent)
