@@ -190,8 +190,8 @@ func DefaultBroker() Broker {
 			ElectionTimeout:    time.Second,
 			LeaderLeaseTimeout: 500 * time.Millisecond,
 			CommitTimeout:      50 * time.Millisecond,
-			SnapshotInterval:   120 * time.Second,
-			SnapshotThreshold:  8192,
+			SnapshotInterval:   30 * time.Second, // decision 0011
+			SnapshotThreshold:  2048,
 			TrailingLogs:       10240,
 			LogStore:           LogStoreWAL,
 			MaxAppendEntries:   64,

@@ -86,7 +86,7 @@ func TestDocumentedDefaults(t *testing.T) {
 	for key, want := range map[string]string{
 		"listenPort": "10911", "mappedFileSizeConsumeQueue": "6000000", "fileReservedTime": "72",
 		"deleteWhen": "04", "flushIntervalCommitLog": "500", "raftLeaderLeaseTimeout": "500ms",
-		"raftSnapshotInterval": "2m0s", "messageDelayLevel": DefaultMessageDelayLevel,
+		"raftSnapshotInterval": "30s", "messageDelayLevel": DefaultMessageDelayLevel,
 		"dLegerPeers": "n0-127.0.0.1:40911", "dLegerGroup": "brokerName",
 		"adminListen": "127.0.0.1:<listenPort+2>", "preferredLeaderId": "",
 		"transactionTimeOut": "6000", "transactionCheckInterval": "30000", "transactionCheckMax": "15",
