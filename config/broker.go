@@ -56,6 +56,9 @@ type GroupCommitConfig struct {
 	// PipelineMinBytes (groupCommitPipelineMinBytes): bytes queued before an
 	// entry is proposed while another is in flight; 0 = no threshold.
 	PipelineMinBytes int
+	// GatherMax (groupCommitGatherMax): longest wait, with nothing in flight,
+	// for the callers the last entry answered to send again; 0 = no wait.
+	GatherMax time.Duration
 }
 
 // Broker is one node of a broker group. Field comments name the file key.
@@ -204,6 +207,9 @@ func DefaultBroker() Broker {
 			// Only an async window's worth pipelines (docs/performance.md,
 			// seventh pass).
 			PipelineMinBytes: 128 << 10,
+			// One entry for N sync producers, not 1 and N-1 (docs/performance.md,
+			// tenth pass).
+			GatherMax: time.Millisecond,
 		},
 		TLS:                         defaultTLSServer(),
 		ConsumerOffsetFlushInterval: time.Second,

@@ -694,6 +694,24 @@ var brokerKeys = []keySpec[Broker]{
 		get:   func(b *Broker) string { return itoa(b.GroupCommit.PipelineMinBytes) },
 		check: func(b *Broker) string { return intRule(int64(b.GroupCommit.PipelineMinBytes), 0, 64<<20) },
 	},
+	{
+		name: "groupCommitGatherMax", doc: "Longest time group commit waits, with no entry in flight, for the producers the last entry answered to send again, so that N sync producers share one entry; at most half the last commit time. 0 proposes at once.",
+		set: func(b *Broker, s string) error {
+			d, err := parseDuration(s, false)
+			if err != nil {
+				return err
+			}
+			b.GroupCommit.GatherMax = d
+			return nil
+		},
+		get: func(b *Broker) string { return b.GroupCommit.GatherMax.String() },
+		check: func(b *Broker) string {
+			if b.GroupCommit.GatherMax < 0 || b.GroupCommit.GatherMax > time.Second {
+				return "must be 0..1s"
+			}
+			return ""
+		},
+	},
 
 	// Operations.
 	durationKey("consumerOffsetFlushInterval", "How often committed consumer offsets are proposed to the group.",

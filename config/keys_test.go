@@ -54,7 +54,7 @@ func TestKeyDocsComplete(t *testing.T) {
 		"raftTlsEnable",
 		"raftHeartbeatTimeout", "raftElectionTimeout", "raftLeaderLeaseTimeout", "raftCommitTimeout",
 		"raftSnapshotInterval", "raftSnapshotThreshold", "raftTrailingLogs", "raftLogStore", "raftMaxAppendEntries", "raftDiskStallTimeout",
-		"groupCommitMaxBytes", "groupCommitMaxMessages", "groupCommitMaxPending", "groupCommitMaxInflight", "groupCommitPipelineMinBytes",
+		"groupCommitMaxBytes", "groupCommitMaxMessages", "groupCommitMaxPending", "groupCommitMaxInflight", "groupCommitPipelineMinBytes", "groupCommitGatherMax",
 		"consumerOffsetFlushInterval", "adminListen", "logLevel",
 	}
 	var got []string

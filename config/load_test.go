@@ -73,7 +73,7 @@ func testdataBroker() Broker {
 			MaxAppendEntries:   128,
 			DiskStallTimeout:   3 * time.Second,
 		},
-		GroupCommit: GroupCommitConfig{MaxBytes: 2 << 20, MaxMessages: 512, MaxPending: 4096, MaxInflight: 3, PipelineMinBytes: 0},
+		GroupCommit: GroupCommitConfig{MaxBytes: 2 << 20, MaxMessages: 512, MaxPending: 4096, MaxInflight: 3, PipelineMinBytes: 0, GatherMax: 2 * time.Millisecond},
 		// The tls files are real (a CA and a leaf for 10.0.0.5 valid until 2125), but
 		// config only checks that they exist, relative to the test's directory.
 		TLS: TLSServer{

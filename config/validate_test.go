@@ -100,6 +100,7 @@ func TestEachRule(t *testing.T) {
 		{"groupCommitMaxMessages=0", "groupCommitMaxMessages", "0", "must be 1.."},
 		{"groupCommitMaxInflight=0", "groupCommitMaxInflight", "0", "must be 1..64"},
 		{"groupCommitPipelineMinBytes=-1", "groupCommitPipelineMinBytes", "-1", "must be 0..67108864"},
+		{"groupCommitGatherMax=2s", "groupCommitGatherMax", "2s", "must be 0..1s"},
 		{"groupCommitMaxPending=10", "groupCommitMaxPending", "10", "must be at least groupCommitMaxMessages (1024)"},
 		{"consumerOffsetFlushInterval=soon", "consumerOffsetFlushInterval", "soon", "must be a duration"},
 		{"adminListen=localhost", "adminListen", "localhost", "must be host:port"},

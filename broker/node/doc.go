@@ -18,7 +18,10 @@
 //     one PutMessages entry, bounded by MaxBatchBytes and MaxBatchMessages,
 //     with up to MaxInflight entries pipelined in raft; while one is in
 //     flight, the next is proposed only once PipelineMinBytes are queued (or a
-//     full batch), else it waits and grows. Each caller gets its own results.
+//     full batch), else it waits and grows. With nothing in flight, the queue
+//     waits up to GatherMax (and half the last commit) for the callers the
+//     last entry answered, so N sync producers share one entry instead of
+//     alternating 1 and N-1. Each caller gets its own results.
 //     More than MaxPending queued messages fail fast with ErrBusy.
 //   - Roles: RoleLeader is announced (Subscribe, State) only after the leader
 //     barrier — the node has applied everything committed before its term —

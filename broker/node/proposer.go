@@ -33,6 +33,10 @@ const (
 	// CPU, while the async window (256 × 1 KiB) tied or favoured two. 16 or 64
 	// waiting 1 KiB sends stay below 128 KiB; an async window's queue does not.
 	DefaultPipelineMinBytes = 128 << 10
+	// DefaultGatherMax bounds how long the queue waits, with nothing in flight,
+	// for the callers the last entry answered to come back (see
+	// ProposerConfig.GatherMax).
+	DefaultGatherMax = time.Millisecond
 	// DefaultMaxPending messages waiting for an entry before callers get ErrBusy.
 	DefaultMaxPending = 16384
 	// DefaultMaxWait is how long a Propose waits for its entry's outcome. It
@@ -57,6 +61,15 @@ type ProposerConfig struct {
 	// (MaxBatchMessages or MaxBatchBytes) never waits. Negative: propose
 	// whatever is queued as soon as a slot is free.
 	PipelineMinBytes int
+	// GatherMax bounds the gather: when the entry ahead has been answered and
+	// nothing else is in flight, the queue waits for as many callers as that
+	// entry answered plus those already waiting (closed-loop producers come
+	// back within a round trip), for at most half the last entry's commit
+	// time and at most GatherMax, unless PipelineMinBytes or a full batch is
+	// queued. Without it N sync producers split into entries of 1 and N-1: the
+	// first to come back goes alone while the rest are still on their way.
+	// Negative: no gather.
+	GatherMax time.Duration
 	// MaxPending caps messages queued for an entry; beyond it Propose fails fast
 	// with ErrBusy (the broker answers SYSTEM_BUSY).
 	MaxPending int
@@ -89,6 +102,9 @@ func (c ProposerConfig) withDefaults() ProposerConfig {
 	}
 	if c.PipelineMinBytes == 0 {
 		c.PipelineMinBytes = DefaultPipelineMinBytes
+	}
+	if c.GatherMax == 0 {
+		c.GatherMax = DefaultGatherMax
 	}
 	if c.MaxPending <= 0 {
 		c.MaxPending = DefaultMaxPending
@@ -150,9 +166,10 @@ const (
 
 // entry is one proposed raft entry and the callers whose messages it carries.
 type entry[R any] struct {
-	fut   raft.ApplyFuture
-	reqs  []*request[R]
-	count int
+	fut      raft.ApplyFuture
+	proposed time.Time
+	reqs     []*request[R]
+	count    int
 	// finished is guarded by proposer.mu: set by whoever answers the callers
 	// (completion, or Close abandoning an entry raft never answered).
 	finished bool
@@ -181,18 +198,29 @@ type proposer[R any] struct {
 	// over r in queue with state queued.
 	pending      int
 	pendingBytes int
+	// waiting is the number of queued (not cancelled) requests.
+	waiting int
+	// expect, gatherWindow and gatherUntil describe the gather
+	// (ProposerConfig.GatherMax): expect and gatherWindow are set when an
+	// entry is answered, gatherUntil when the first caller is queued after
+	// that; expect is cleared when the next entry is taken.
+	expect       int
+	gatherWindow time.Duration
+	gatherUntil  time.Time
 	closed       bool
 	// open holds the entries handed to raft and not yet answered.
 	open map[*entry[R]]struct{}
 
-	wake     chan struct{} // cap 1: queue became non-empty
-	slots    chan struct{} // cap MaxInflight: one token per entry in flight
-	inflight chan *entry[R]
-	stop     chan struct{}
-	sweepWG  sync.WaitGroup
-	batchWG  sync.WaitGroup
-	doneWG   sync.WaitGroup
-	stopOnce sync.Once
+	wake chan struct{} // cap 1: queue became non-empty
+	// gatherTimer is the batching goroutine's own, reused for every gather.
+	gatherTimer *time.Timer
+	slots       chan struct{} // cap MaxInflight: one token per entry in flight
+	inflight    chan *entry[R]
+	stop        chan struct{}
+	sweepWG     sync.WaitGroup
+	batchWG     sync.WaitGroup
+	doneWG      sync.WaitGroup
+	stopOnce    sync.Once
 
 	entries  atomic.Uint64
 	messages atomic.Uint64
@@ -247,6 +275,7 @@ func (p *proposer[R]) Propose(ctx context.Context, msgs [][]byte) ([]R, error) {
 		return nil, fmt.Errorf("propose messages=%d pending=%d max=%d: %w", len(msgs), pending, p.cfg.MaxPending, ErrBusy)
 	}
 	p.queue = append(p.queue, r)
+	p.waiting++
 	p.pending += len(msgs)
 	p.pendingBytes += r.bytes
 	p.mu.Unlock()
@@ -286,6 +315,7 @@ func (p *proposer[R]) sweep(now time.Time) {
 		}
 		if cause := p.giveUp(r, now); cause != nil {
 			r.state = requestCancelled
+			p.waiting--
 			p.pending -= len(r.msgs)
 			p.pendingBytes -= r.bytes
 			r.answerLocked(nil, cause)
@@ -373,10 +403,11 @@ func (p *proposer[R]) batchLoop() {
 		if !ok {
 			return
 		}
+		proposed := time.Now()
 		fut := p.propose(msgs)
 		p.entries.Add(1)
 		p.messages.Add(uint64(len(msgs)))
-		e := &entry[R]{fut: fut, reqs: reqs, count: len(msgs)}
+		e := &entry[R]{fut: fut, proposed: proposed, reqs: reqs, count: len(msgs)}
 		p.mu.Lock()
 		p.open[e] = struct{}{}
 		p.mu.Unlock()
@@ -398,6 +429,23 @@ func (p *proposer[R]) take() ([]*request[R], [][]byte, bool) {
 			case <-p.stop:
 				return nil, nil, false
 			}
+			continue
+		}
+		if wait := p.gatherLocked(time.Now()); wait > 0 {
+			p.mu.Unlock()
+			if p.gatherTimer == nil {
+				p.gatherTimer = time.NewTimer(wait)
+			} else {
+				p.gatherTimer.Reset(wait)
+			}
+			select {
+			case <-p.wake: // another caller is back
+			case <-p.gatherTimer.C:
+			case <-p.stop:
+				p.gatherTimer.Stop()
+				return nil, nil, false
+			}
+			p.gatherTimer.Stop()
 			continue
 		}
 		var (
@@ -423,6 +471,10 @@ func (p *proposer[R]) take() ([]*request[R], [][]byte, bool) {
 		p.queue = p.queue[i:]
 		if len(p.queue) == 0 {
 			p.queue = p.queue[:0:0] // let the backing array go
+		}
+		p.waiting -= len(reqs)
+		if len(reqs) > 0 {
+			p.expect = 0
 		}
 		p.pending -= count
 		p.pendingBytes -= bytes
@@ -460,6 +512,23 @@ func (p *proposer[R]) holdBackLocked() bool {
 	return !full && p.pendingBytes < p.cfg.PipelineMinBytes
 }
 
+// gatherLocked is how long the queue should still wait for callers coming back
+// before it becomes an entry (ProposerConfig.GatherMax), or 0. The caller holds
+// a slot, so len(p.slots) == 1 means nothing else is in flight. p.mu is held.
+func (p *proposer[R]) gatherLocked(now time.Time) time.Duration {
+	if p.expect == 0 || p.waiting == 0 || p.waiting >= p.expect || len(p.slots) > 1 {
+		return 0
+	}
+	if p.pending >= p.cfg.MaxBatchMessages || p.pendingBytes >= p.cfg.MaxBatchBytes ||
+		(p.cfg.PipelineMinBytes > 0 && p.pendingBytes >= p.cfg.PipelineMinBytes) {
+		return 0
+	}
+	if p.gatherUntil.IsZero() {
+		p.gatherUntil = now.Add(p.gatherWindow)
+	}
+	return p.gatherUntil.Sub(now)
+}
+
 func (p *proposer[R]) failQueued() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -470,6 +539,7 @@ func (p *proposer[R]) failQueued() {
 		}
 	}
 	p.queue = nil
+	p.waiting = 0
 	p.pending = 0
 	p.pendingBytes = 0
 }
@@ -510,6 +580,14 @@ func (p *proposer[R]) complete(e *entry[R]) {
 	}
 	e.finished = true
 	delete(p.open, e)
+	if p.cfg.GatherMax > 0 {
+		// The callers answered below, if they send again at once, are back
+		// within a round trip; the queue waits for them (gatherLocked).
+		now := time.Now()
+		p.expect = p.waiting + len(e.reqs)
+		p.gatherWindow = min(p.cfg.GatherMax, now.Sub(e.proposed)/2)
+		p.gatherUntil = time.Time{} // starts when the first caller is back
+	}
 	off := 0
 	for _, r := range e.reqs {
 		if err != nil {

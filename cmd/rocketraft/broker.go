@@ -105,6 +105,7 @@ func nodeConfig(cfg config.Broker, log hclog.Logger) (node.Config, error) {
 			MaxPending:       cfg.GroupCommit.MaxPending,
 			MaxInflight:      cfg.GroupCommit.MaxInflight,
 			PipelineMinBytes: pipelineMinBytes(cfg.GroupCommit.PipelineMinBytes),
+			GatherMax:        gatherMax(cfg.GroupCommit.GatherMax),
 		},
 		Logger: log,
 	}, nil
@@ -117,6 +118,14 @@ func pipelineMinBytes(n int) int {
 		return -1
 	}
 	return n
+}
+
+// gatherMax maps the key's 0 ("no wait") onto the proposer's negative value.
+func gatherMax(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 func brokerConfig(cfg config.Broker, log hclog.Logger) broker.Config {

@@ -56,3 +56,17 @@ func TestGroupCommitPipelineMinBytesReachesTheNode(t *testing.T) {
 		}
 	}
 }
+
+// groupCommitGatherMax reaches the proposer the same way: a duration as given,
+// 0 ("no wait") as negative, unset as the key's default.
+func TestGroupCommitGatherMaxReachesTheNode(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want time.Duration
+	}{{"groupCommitGatherMax=3ms\n", 3 * time.Millisecond}, {"groupCommitGatherMax=0\n", -1}, {"", time.Millisecond}} {
+		ncfg := nodeConfigOf(t, tc.line)
+		if got := ncfg.Proposer.GatherMax; got != tc.want {
+			t.Errorf("%q: proposer GatherMax %v, want %v", tc.line, got, tc.want)
+		}
+	}
+}
