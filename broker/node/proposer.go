@@ -66,9 +66,9 @@ type ProposerConfig struct {
 	// entry answered plus those already waiting (closed-loop producers come
 	// back within a round trip), for at most half the last entry's commit
 	// time and at most GatherMax, unless PipelineMinBytes or a full batch is
-	// queued. Without it N sync producers split into entries of 1 and N-1: the
-	// first to come back goes alone while the rest are still on their way.
-	// Negative: no gather.
+	// queued, or PipelineMinBytes would be once they are back. Without it N
+	// sync producers split into entries of 1 and N-1: the first to come back
+	// goes alone while the rest are still on their way. Negative: no gather.
 	GatherMax time.Duration
 	// MaxPending caps messages queued for an entry; beyond it Propose fails fast
 	// with ErrBusy (the broker answers SYSTEM_BUSY).
@@ -170,6 +170,7 @@ type entry[R any] struct {
 	proposed time.Time
 	reqs     []*request[R]
 	count    int
+	bytes    int // the messages' bytes
 	// finished is guarded by proposer.mu: set by whoever answers the callers
 	// (completion, or Close abandoning an entry raft never answered).
 	finished bool
@@ -407,7 +408,11 @@ func (p *proposer[R]) batchLoop() {
 		fut := p.propose(msgs)
 		p.entries.Add(1)
 		p.messages.Add(uint64(len(msgs)))
-		e := &entry[R]{fut: fut, proposed: proposed, reqs: reqs, count: len(msgs)}
+		bytes := 0
+		for _, r := range reqs {
+			bytes += r.bytes
+		}
+		e := &entry[R]{fut: fut, proposed: proposed, reqs: reqs, count: len(msgs), bytes: bytes}
 		p.mu.Lock()
 		p.open[e] = struct{}{}
 		p.mu.Unlock()
@@ -582,9 +587,14 @@ func (p *proposer[R]) complete(e *entry[R]) {
 	delete(p.open, e)
 	if p.cfg.GatherMax > 0 {
 		// The callers answered below, if they send again at once, are back
-		// within a round trip; the queue waits for them (gatherLocked).
+		// within a round trip; the queue waits for them (gatherLocked) unless
+		// they would bring it to PipelineMinBytes, as an async window's do:
+		// that queue behaves as before the gather.
 		now := time.Now()
 		p.expect = p.waiting + len(e.reqs)
+		if p.cfg.PipelineMinBytes > 0 && p.pendingBytes+e.bytes >= p.cfg.PipelineMinBytes {
+			p.expect = 0
+		}
 		p.gatherWindow = min(p.cfg.GatherMax, now.Sub(e.proposed)/2)
 		p.gatherUntil = time.Time{} // starts when the first caller is back
 	}
