@@ -48,10 +48,6 @@
 //   - Segments that log compaction drops are deleted in the background
 //     (latedelete.go), not under raft-wal's write lock: a crash before that
 //     leaves orphans, which raft-wal's open removes.
-//   - After each fsync of a segment, the whole pages it covers are dropped from
-//     the page cache (dropcache.go, decision 0012): the raft log is read back only
-//     on a miss of the log cache, and its pages would otherwise double the page
-//     cache's growth and the CPU each write spends finding new pages.
 //
 // One fsync per batch, not per entry: raft hands StoreLogs everything queued since
 // the last call, and the broker's group commit packs many messages per entry.

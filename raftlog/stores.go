@@ -157,7 +157,7 @@ func openLogBackend(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.L
 		if vfs == nil {
 			vfs = walfs.New()
 		}
-		late := newLateDeleteFS(dropCacheFS{vfs}, logger)
+		late := newLateDeleteFS(vfs, logger)
 		open := func(meta types.MetaStore) (*wal.WAL, error) {
 			return wal.Open(walDir, wal.WithMetaStore(meta), wal.WithSegmentFiler(segment.NewFiler(walDir, late)), wal.WithLogger(logger.Named("wal")))
 		}
