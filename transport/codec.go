@@ -16,8 +16,9 @@ const DefaultMaxFrameSize = 16 << 20
 // SerializeType is the header encoding named by byte 4 of a frame.
 type SerializeType byte
 
-// Header encodings. This side decodes both and always writes JSON (what the Go client
-// and default Java servers do).
+// Header encodings. This side decodes both and writes the one a command names
+// (Command.Serialize): JSON unless a request came in ROCKETMQ, whose response
+// goes back in it, as Apache's servers answer.
 const (
 	SerializeJSON     SerializeType = 0
 	SerializeRocketMQ SerializeType = 1
@@ -84,10 +85,24 @@ func frameBuffers(bufs net.Buffers, prefix []byte, c *Command) net.Buffers {
 	return bufs
 }
 
-// encodePrefix returns frameLen, type+headerLen and the JSON header, in one slice.
-func encodePrefix(c *Command) ([]byte, error) {
-	buf := make([]byte, framePrefixSize, framePrefixSize+128+32*len(c.ExtFields)+len(c.ExtJSON))
-	buf = appendJSONHeader(buf, c)
+// encodePrefix returns frameLen, type+headerLen and the header in c.Serialize's
+// layout, in one slice.
+func encodePrefix(c *Command) (buf []byte, err error) {
+	if c.Ext.Data != nil && c.Ext.Type != c.Serialize {
+		return nil, fmt.Errorf("encode code=%d opaque=%d: extFields encoded as %s in a %s header",
+			c.Code, c.Opaque, c.Ext.Type, c.Serialize)
+	}
+	buf = make([]byte, framePrefixSize, framePrefixSize+128+32*len(c.ExtFields)+len(c.Ext.Data))
+	switch c.Serialize {
+	case SerializeJSON:
+		buf = appendJSONHeader(buf, c)
+	case SerializeRocketMQ:
+		if buf, err = appendBinaryHeader(buf, c); err != nil {
+			return nil, fmt.Errorf("encode code=%d opaque=%d: %w", c.Code, c.Opaque, err)
+		}
+	default:
+		return nil, fmt.Errorf("encode code=%d opaque=%d: serialize type %d", c.Code, c.Opaque, byte(c.Serialize))
+	}
 	headerLen := len(buf) - framePrefixSize
 	if headerLen > maxHeaderLen {
 		return nil, fmt.Errorf("encode code=%d opaque=%d: header %d bytes exceeds 24 bits: %w",
@@ -99,7 +114,7 @@ func encodePrefix(c *Command) ([]byte, error) {
 			c.Code, c.Opaque, frameLen, ErrFrameTooLarge)
 	}
 	binary.BigEndian.PutUint32(buf[0:4], uint32(frameLen))
-	binary.BigEndian.PutUint32(buf[4:8], uint32(SerializeJSON)<<24|uint32(headerLen))
+	binary.BigEndian.PutUint32(buf[4:8], uint32(c.Serialize)<<24|uint32(headerLen))
 	return buf, nil
 }
 

@@ -45,13 +45,17 @@ type Command struct {
 	Flag      int32 // bit0 response, bit1 oneway
 	Remark    string
 	ExtFields map[string]string
-	// ExtJSON, when set on a command being sent, is written as its extFields
-	// object in place of ExtFields: a sender whose requests repeat the same
-	// fields (the bench's producer) appends them instead of building, sorting
-	// and encoding a map per request. It must be a JSON object with string
-	// values (AppendJSONString escapes them). Decoded commands never have it.
-	ExtJSON []byte
-	Body    []byte
+	// Ext, when set on a command being sent, is written as its extFields in
+	// place of ExtFields: a sender whose commands repeat the same fields (the
+	// bench's producer, the broker's send answers) appends them with an
+	// ExtWriter instead of building, sorting and encoding a map per command.
+	// Its Type must be the command's Serialize. Decoded commands never have it.
+	Ext EncodedExt
+	// Serialize is the header encoding: the one a decoded command arrived in,
+	// the one a command being sent is written in (zero: JSON). A server answers
+	// in its request's encoding, as Apache's NettyRemotingAbstract does.
+	Serialize SerializeType
+	Body      []byte
 	// BodyParts is appended after Body when writing (zero-copy responses, e.g. mmap slices of stored messages).
 	BodyParts [][]byte
 	// OnWritten, if set, is called once after the frame was written or failed to be written (releases BodyParts).

@@ -529,6 +529,12 @@ func (c *Conn) serve(req *Command) {
 	}
 	resp.Opaque = req.Opaque
 	resp.Flag |= flagResponse
+	// Answer in the request's header encoding (Apache's NettyRemotingAbstract
+	// does), unless the handler pre-encoded extFields for another one.
+	resp.Serialize = req.Serialize
+	if resp.Ext.Data != nil {
+		resp.Serialize = resp.Ext.Type
+	}
 	if err := c.send(resp); err != nil {
 		c.logger.Debug("response not sent", "code", req.RequestCode(), "opaque", req.Opaque, "error", err)
 	}

@@ -3,6 +3,8 @@ package transport
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
+	"slices"
 )
 
 // binaryFixedLen is the fixed part of a ROCKETMQ header: code(2) language(1) version(2)
@@ -12,26 +14,31 @@ const binaryFixedLen = 21
 // decodeBinaryHeader decodes a ROCKETMQ (RocketMQSerializable) header. Every length is
 // checked against the bytes that remain before it is used, so hostile lengths cost nothing.
 // Trailing bytes after the ext table are rejected: the format has nothing there.
+// The remark, keys and values are substrings of one copy of the header: one
+// allocation for all of them instead of one per string.
 func decodeBinaryHeader(h []byte) (*Command, error) {
 	if len(h) < binaryFixedLen {
 		return nil, fmt.Errorf("ROCKETMQ header %d bytes, fixed part is %d: %w", len(h), binaryFixedLen, ErrMalformedFrame)
 	}
 	be := binary.BigEndian
 	cmd := &Command{
-		Code:     int16(be.Uint16(h[0:2])),
-		Language: languageName(h[2]),
-		Version:  int16(be.Uint16(h[3:5])),
-		Opaque:   int32(be.Uint32(h[5:9])),
-		Flag:     int32(be.Uint32(h[9:13])),
+		Code:      int16(be.Uint16(h[0:2])),
+		Language:  languageName(h[2]),
+		Version:   int16(be.Uint16(h[3:5])),
+		Opaque:    int32(be.Uint32(h[5:9])),
+		Flag:      int32(be.Uint32(h[9:13])),
+		Serialize: SerializeRocketMQ,
 	}
 	p := h[13:]
+	str := string(p) // p[i:j] is str[off+i:off+j], off = len(str)-len(p)
+	sub := func(p []byte, n int) string { off := len(str) - len(p); return str[off : off+n] }
 
 	remarkLen := int32(be.Uint32(p))
 	p = p[4:]
 	if remarkLen < 0 || int64(remarkLen) > int64(len(p)) {
 		return nil, fmt.Errorf("ROCKETMQ header remark length %d, %d bytes left: %w", remarkLen, len(p), ErrMalformedFrame)
 	}
-	cmd.Remark = string(p[:remarkLen])
+	cmd.Remark = sub(p, int(remarkLen))
 	p = p[remarkLen:]
 
 	if len(p) < 4 {
@@ -42,7 +49,7 @@ func decodeBinaryHeader(h []byte) (*Command, error) {
 	if extLen < 0 || int64(extLen) != int64(len(p)) {
 		return nil, fmt.Errorf("ROCKETMQ header ext length %d, %d bytes left: %w", extLen, len(p), ErrMalformedFrame)
 	}
-	ext, err := decodeBinaryExt(p)
+	ext, err := decodeBinaryExt(p, sub)
 	if err != nil {
 		return nil, err
 	}
@@ -56,13 +63,13 @@ func decodeBinaryHeader(h []byte) (*Command, error) {
 // field (a required one then fails as missing, not as ""). An empty key is
 // Java's null key, which no header field reads; it goes too. A repeated key
 // keeps the last value, as HashMap.put does.
-func decodeBinaryExt(p []byte) (map[string]string, error) {
+// sub(p, n) is the string of p[:n].
+func decodeBinaryExt(p []byte, sub func(p []byte, n int) string) (map[string]string, error) {
 	if len(p) == 0 {
 		return nil, nil
 	}
 	be := binary.BigEndian
-	// Each entry takes at least 6 bytes, which bounds the map hint.
-	ext := make(map[string]string, min(len(p)/6, 64))
+	ext := make(map[string]string, countBinaryExt(p))
 	for len(p) > 0 {
 		if len(p) < 2 {
 			return nil, fmt.Errorf("ROCKETMQ ext truncated key length: %w", ErrMalformedFrame)
@@ -72,7 +79,7 @@ func decodeBinaryExt(p []byte) (map[string]string, error) {
 		if keyLen < 0 || int(keyLen) > len(p) {
 			return nil, fmt.Errorf("ROCKETMQ ext key length %d, %d bytes left: %w", keyLen, len(p), ErrMalformedFrame)
 		}
-		key := string(p[:keyLen])
+		key := sub(p, int(keyLen))
 		p = p[keyLen:]
 		if len(p) < 4 {
 			return nil, fmt.Errorf("ROCKETMQ ext key %q: truncated value length: %w", key, ErrMalformedFrame)
@@ -83,11 +90,87 @@ func decodeBinaryExt(p []byte) (map[string]string, error) {
 			return nil, fmt.Errorf("ROCKETMQ ext key %q: value length %d, %d bytes left: %w", key, valLen, len(p), ErrMalformedFrame)
 		}
 		if keyLen > 0 && valLen > 0 {
-			ext[key] = string(p[:valLen])
+			ext[key] = sub(p, int(valLen))
 		} else {
 			delete(ext, key) // null replaces an earlier value
 		}
 		p = p[valLen:]
 	}
 	return ext, nil
+}
+
+// appendBinaryHeader appends c's ROCKETMQ header (RocketMQSerializable's
+// layout, the fixed part above, then the remark and the extFields table).
+// Empty values are written too: the receiver's decoder leaves them out.
+// A key longer than a Java short can count is refused (ErrFrameTooLarge).
+func appendBinaryHeader(dst []byte, c *Command) ([]byte, error) {
+	be := binary.BigEndian
+	dst = be.AppendUint16(dst, uint16(c.Code))
+	dst = append(dst, languageCode(c.Language))
+	dst = be.AppendUint16(dst, uint16(c.Version))
+	dst = be.AppendUint32(dst, uint32(c.Opaque))
+	dst = be.AppendUint32(dst, uint32(c.Flag))
+	dst = be.AppendUint32(dst, uint32(len(c.Remark)))
+	dst = append(dst, c.Remark...)
+	if c.Ext.Data != nil {
+		dst = be.AppendUint32(dst, uint32(len(c.Ext.Data)))
+		return append(dst, c.Ext.Data...), nil
+	}
+	at := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	// Sorted keys, as the JSON header has them: the same command always
+	// encodes to the same bytes.
+	var small [16]string
+	keys := small[:0]
+	for k := range c.ExtFields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := c.ExtFields[k]
+		if len(k) > math.MaxInt16 {
+			return dst, fmt.Errorf("ROCKETMQ header: extFields key of %d bytes, the format's limit is %d: %w", len(k), math.MaxInt16, ErrFrameTooLarge)
+		}
+		dst = be.AppendUint16(dst, uint16(len(k)))
+		dst = append(dst, k...)
+		dst = be.AppendUint32(dst, uint32(len(v)))
+		dst = append(dst, v...)
+	}
+	be.PutUint32(dst[at:], uint32(len(dst)-at-4))
+	return dst, nil
+}
+
+// languageCode is the LanguageCode.java ordinal of a language name; an empty
+// name is this side's own (GO), an unknown one OTHER.
+func languageCode(name string) byte {
+	if name == "" {
+		name = LanguageGo
+	}
+	for i, n := range languageNames {
+		if n == name {
+			return byte(i)
+		}
+	}
+	return 7 // OTHER
+}
+
+// countBinaryExt is the number of entries a well-formed table holds (it stops
+// at the first bad length; the decoder reports it): the map is made at its
+// size, not at a bound that allocates several times the table.
+func countBinaryExt(p []byte) int {
+	be := binary.BigEndian
+	n := 0
+	for len(p) >= 2 {
+		keyLen := int(int16(be.Uint16(p)))
+		if keyLen < 0 || 2+keyLen+4 > len(p) {
+			break
+		}
+		valLen := int64(int32(be.Uint32(p[2+keyLen:])))
+		if valLen < 0 || int64(6+keyLen)+valLen > int64(len(p)) {
+			break
+		}
+		p = p[6+keyLen+int(valLen):]
+		n++
+	}
+	return n
 }

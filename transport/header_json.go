@@ -27,9 +27,9 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 	dst = strconv.AppendInt(dst, int64(c.Flag), 10)
 	dst = append(dst, `,"remark":`...)
 	dst = appendJSONString(dst, c.Remark)
-	if c.ExtJSON != nil {
+	if c.Ext.Data != nil {
 		dst = append(dst, `,"extFields":`...)
-		dst = append(dst, c.ExtJSON...)
+		dst = append(dst, c.Ext.Data...)
 		return append(dst, `,"serializeTypeCurrentRPC":"JSON"}`...)
 	}
 	dst = append(dst, `,"extFields":{`...)
@@ -53,8 +53,7 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 	return dst
 }
 
-// AppendJSONString appends s as a JSON string (quoted and escaped), for
-// building an ExtJSON object piece by piece.
+// AppendJSONString appends s as a JSON string (quoted and escaped).
 func AppendJSONString(dst []byte, s string) []byte { return appendJSONString(dst, s) }
 
 const hexDigits = "0123456789abcdef"
@@ -63,6 +62,11 @@ const hexDigits = "0123456789abcdef"
 // encoding/json does, so the output is always valid JSON.
 func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
+	return append(appendJSONStringBody(dst, s), '"')
+}
+
+// appendJSONStringBody is appendJSONString without the quotes.
+func appendJSONStringBody(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		b := s[i]
@@ -98,8 +102,7 @@ func appendJSONString(dst []byte, s string) []byte {
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
 
 // decodeJSONHeader decodes a JSON header: the hand-written fast path for the

@@ -24,7 +24,7 @@ func newBenchCommand() *cobra.Command {
 	var namesrv, topic, csvPath, jsonPath, cpuProfile string
 	var produceGroup, consumeGroup, produceTag, consumeTag, keyPrefix string
 	var producers, count, size, batch, window, delayLevel, propertySize int
-	var client, mode string
+	var client, mode, serialize string
 	var rate float64
 	var transaction bool
 	var duration, timeout time.Duration
@@ -64,11 +64,15 @@ func newBenchCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			st, err := bench.ParseSerialize(serialize)
+			if err != nil {
+				return err
+			}
 			return outputs(cmd, func(ctx context.Context, outs *bench.Outputs) error {
 				_, err := bench.Produce(ctx, bench.ProduceOptions{
 					Namesrv: strings.Split(namesrv, ";"), Topic: topic, Group: produceGroup, Producers: producers,
 					Count: count, Duration: duration, MessageSize: size, Batch: batch,
-					Client: bench.Client(client), Mode: bench.Mode(mode), Window: window, Rate: rate,
+					Client: bench.Client(client), Mode: bench.Mode(mode), Window: window, Rate: rate, Serialize: st,
 					Tag: produceTag, KeyPrefix: keyPrefix, DelayLevel: delayLevel, PropertySize: propertySize, Transaction: transaction,
 					Credentials: creds.credentials(), TLS: tlsCfg, Out: outs.Live, CSV: outs.CSV, JSON: outs.JSON,
 				})
@@ -115,6 +119,7 @@ func newBenchCommand() *cobra.Command {
 	pf.StringVar(&client, "client", "native", "native (this project's remoting client) or rocketmq-go (the official Go client)")
 	pf.StringVar(&mode, "mode", "sync", "sync (one send at a time per producer) or async (--window sends in flight per producer; native client)")
 	pf.IntVar(&window, "window", 32, "sends in flight per producer with --mode async")
+	pf.StringVar(&serialize, "serialize", "json", "header encoding of the native client's requests: json or rocketmq (answered in kind, as Apache's brokers do); the official Go client speaks json")
 	pf.Float64Var(&rate, "rate", 0, "open loop: messages per second over all producers, latency measured from each send's scheduled time (0 = closed loop)")
 	pf.StringVar(&produceTag, "tag", "", "TAGS of every message (empty = none)")
 	pf.StringVar(&keyPrefix, "key-prefix", "k", "message n gets KEYS <prefix>n, indexed by the broker (empty = no keys)")

@@ -29,6 +29,9 @@ var workloads = []workload{
 	{"async", "async, 1 producer, 256 in flight",
 		[]string{"--client", "native", "--mode", "async", "--producers", "1", "--window", "256"},
 		[]string{"-workload", "async", "-window", "256"}},
+	{"async-rmq", "async, 1 producer, 256 in flight, ROCKETMQ headers",
+		[]string{"--client", "native", "--mode", "async", "--producers", "1", "--window", "256", "--serialize", "rocketmq"},
+		nil}, // JetStream's row is async's
 	{"sync1", "sync, 1 producer",
 		[]string{"--client", "native", "--mode", "sync", "--producers", "1"},
 		[]string{"-workload", "sync", "-producers", "1"}},

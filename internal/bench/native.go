@@ -101,11 +101,12 @@ func encodeBatchBody(bodies [][]byte, props []string) []byte {
 // nativeSender sends with the project's remoting client, round-robin over
 // every write queue of the route: send k goes to targets[k mod len].
 type nativeSender struct {
-	tc      *transport.Client
-	targets []queueTarget
-	shape   shape
-	batch   int64
-	creds   sign.Credentials
+	tc        *transport.Client
+	serialize transport.SerializeType
+	targets   []queueTarget
+	shape     shape
+	batch     int64
+	creds     sign.Credentials
 }
 
 // request builds the send of o.
@@ -115,9 +116,11 @@ func (s *nativeSender) request(o op, t queueTarget) *transport.Command {
 		// The common case without a map: the same fields, appended in the
 		// order a map of them encodes in (TestNativeRequestWithoutAMapEncodesLikeTheMap).
 		return &transport.Command{Code: int16(transport.SendMessage), Language: transport.LanguageGo, Version: transport.ProtocolVersion,
-			ExtJSON: s.extJSON(t, s.sysFlag(), born, s.shape.encodedProperties(o.first)), Body: s.shape.body}
+			Serialize: s.serialize, Ext: s.ext(t, s.sysFlag(), born, s.shape.encodedProperties(o.first)), Body: s.shape.body}
 	}
-	return s.mapRequest(o, t, born)
+	r := s.mapRequest(o, t, born)
+	r.Serialize = s.serialize
+	return r
 }
 
 func (s *nativeSender) sysFlag() int32 {
@@ -154,27 +157,26 @@ func (s *nativeSender) mapRequest(o op, t queueTarget, born int64) *transport.Co
 	return transport.NewRequest(code, s.creds.SignExt(ext, payload), payload)
 }
 
-// extJSON is mapRequest's extFields for one message to t, as JSON with the
-// keys in sorted order (the order a map encodes in). Appending them costs a
-// fraction of a map's building, sorting and encoding, which was a third of
-// the bench client's CPU per async send.
-func (s *nativeSender) extJSON(t queueTarget, sysFlag int32, born int64, props string) []byte {
-	b := make([]byte, 0, 320+len(props)+len(s.shape.group)+len(s.shape.topic))
-	b = append(b, `{"batch":"false","bornTimestamp":"`...)
-	b = strconv.AppendInt(b, born, 10)
-	b = append(b, `","defaultTopic":"TBW102","defaultTopicQueueNums":"`...)
-	b = strconv.AppendInt(b, autoCreateQueues, 10)
-	b = append(b, `","flag":"0","maxReconsumeTimes":"0","producerGroup":`...)
-	b = transport.AppendJSONString(b, s.shape.group)
-	b = append(b, `,"properties":`...)
-	b = transport.AppendJSONString(b, props)
-	b = append(b, `,"queueId":"`...)
-	b = strconv.AppendInt(b, int64(t.queue), 10)
-	b = append(b, `","reconsumeTimes":"0","sysFlag":"`...)
-	b = strconv.AppendInt(b, int64(sysFlag), 10)
-	b = append(b, `","topic":`...)
-	b = transport.AppendJSONString(b, s.shape.topic)
-	return append(b, `,"unitMode":"false"}`...)
+// ext is mapRequest's extFields for one message to t, encoded in the
+// sender's header encoding with the keys in sorted order (the order a map
+// encodes in). Appending them costs a fraction of a map's building, sorting
+// and encoding, which was a third of the bench client's CPU per async send.
+func (s *nativeSender) ext(t queueTarget, sysFlag int32, born int64, props string) transport.EncodedExt {
+	w := transport.NewExtWriter(s.serialize, 320+len(props)+len(s.shape.group)+len(s.shape.topic))
+	w.Add("batch", "false")
+	w.AddInt("bornTimestamp", born)
+	w.Add("defaultTopic", "TBW102")
+	w.AddInt("defaultTopicQueueNums", autoCreateQueues)
+	w.Add("flag", "0")
+	w.Add("maxReconsumeTimes", "0")
+	w.Add("producerGroup", s.shape.group)
+	w.Add("properties", props)
+	w.AddInt("queueId", int64(t.queue))
+	w.Add("reconsumeTimes", "0")
+	w.AddInt("sysFlag", int64(sysFlag))
+	w.Add("topic", s.shape.topic)
+	w.Add("unitMode", "false")
+	return w.Ext()
 }
 
 // send sends o to the next write queue (and commits it, for a transaction).
@@ -240,7 +242,7 @@ func produceNative(ctx context.Context, o ProduceOptions, r *runner) error {
 	if auto {
 		fmt.Fprintf(o.Out, "topic %s has no route yet: sending to %d queues, which the broker auto-creates\n", o.Topic, len(targets))
 	}
-	s := &nativeSender{tc: tc, targets: targets, shape: sh, batch: int64(o.Batch), creds: o.Credentials}
+	s := &nativeSender{tc: tc, serialize: o.Serialize, targets: targets, shape: sh, batch: int64(o.Batch), creds: o.Credentials}
 	window := 1
 	if o.Mode == ModeAsync {
 		window = o.Window

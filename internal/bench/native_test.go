@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/binary"
 	"errors"
+	"maps"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,11 +60,11 @@ func TestNativeRequestWithoutAMapEncodesLikeTheMap(t *testing.T) {
 		tgt := queueTarget{addr: "127.0.0.1:10911", queue: 5}
 		op := op{first: 42, msgs: 1}
 		fast := s.request(op, tgt)
-		if fast.ExtJSON == nil {
+		if fast.Ext.Data == nil {
 			t.Fatal("request of an unsigned single send built a map")
 		}
 		var born int64
-		for _, f := range strings.Split(string(fast.ExtJSON), ",") {
+		for _, f := range strings.Split(string(fast.Ext.Data), ",") {
 			if v, ok := strings.CutPrefix(f, `"bornTimestamp":"`); ok {
 				born, _ = strconv.ParseInt(strings.TrimSuffix(v, `"`), 10, 64)
 			}
@@ -83,7 +84,32 @@ func TestNativeRequestWithoutAMapEncodesLikeTheMap(t *testing.T) {
 	// A signed send keeps the map: the signature is computed over it.
 	s := &nativeSender{shape: newShape(ProduceOptions{Topic: "T", Group: "g"}, time.Now()), batch: 1,
 		creds: sign.Credentials{AccessKey: "ak", SecretKey: "sk"}}
-	if r := s.request(op{msgs: 1}, queueTarget{}); r.ExtJSON != nil || r.ExtFields[sign.AccessKeyField] != "ak" {
-		t.Fatalf("signed send: ExtJSON %q, ext %v", r.ExtJSON, r.ExtFields)
+	if r := s.request(op{msgs: 1}, queueTarget{}); r.Ext.Data != nil || r.ExtFields[sign.AccessKeyField] != "ak" {
+		t.Fatalf("signed send: Ext %q, ext %v", r.Ext.Data, r.ExtFields)
+	}
+}
+
+// With --serialize rocketmq the map-free send is a ROCKETMQ header that
+// decodes to the map's fields, and a signed send is a ROCKETMQ header too.
+func TestNativeRequestInRocketMQEncoding(t *testing.T) {
+	o := ProduceOptions{Topic: "BenchTopic", Group: "bench_producer", MessageSize: 64, KeyPrefix: "k-", Tag: "t\"a\\g"}
+	s := &nativeSender{shape: newShape(o, time.Unix(1700000000, 0)), batch: 1, serialize: transport.SerializeRocketMQ}
+	tgt := queueTarget{addr: "127.0.0.1:10911", queue: 5}
+	frame, err := transport.AppendFrame(nil, s.request(op{first: 42, msgs: 1}, tgt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := transport.DecodeFrame(bytes.NewReader(frame), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := s.mapRequest(op{first: 42, msgs: 1}, tgt, 0).ExtFields
+	want["bornTimestamp"] = got.ExtFields["bornTimestamp"]
+	if got.Serialize != transport.SerializeRocketMQ || !maps.Equal(got.ExtFields, want) || string(got.Body) != string(s.shape.body) {
+		t.Fatalf("decoded %s ext %v, want ext %v", got.Serialize, got.ExtFields, want)
+	}
+	s.creds = sign.Credentials{AccessKey: "ak", SecretKey: "sk"}
+	if r := s.request(op{first: 1, msgs: 1}, tgt); r.Serialize != transport.SerializeRocketMQ || r.Ext.Data != nil {
+		t.Fatalf("signed send: serialize %s, pre-encoded %q", r.Serialize, r.Ext.Data)
 	}
 }

@@ -32,7 +32,9 @@ func (s *nativeSender) commit(ctx context.Context, addr string, first int64, res
 		"msgId":                s.shape.uniqKey(first),
 		"transactionId":        resp.ExtFields["transactionId"],
 	}
-	end, err := s.tc.Invoke(ctx, addr, transport.NewRequest(transport.EndTransaction, s.creds.SignExt(ext, nil), nil))
+	req := transport.NewRequest(transport.EndTransaction, s.creds.SignExt(ext, nil), nil)
+	req.Serialize = s.serialize
+	end, err := s.tc.Invoke(ctx, addr, req)
 	if err != nil {
 		return fmt.Errorf("end transaction at %s: %w", addr, err)
 	}

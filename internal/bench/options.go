@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
+	"github.com/rocketraft/rocketraft/transport"
 	"github.com/rocketraft/rocketraft/transport/sign"
 )
 
@@ -68,6 +70,10 @@ type ProduceOptions struct {
 	Client      Client
 	Mode        Mode
 	Window      int // sends in flight per producer in ModeAsync
+	// Serialize is the header encoding of the native client's sends (JSON or
+	// ROCKETMQ, which Apache's servers and this broker answer in kind). The
+	// official Go client always speaks JSON.
+	Serialize transport.SerializeType
 	// Rate, when above 0, runs open loop: message n of the run is due at
 	// start + n/Rate, whether or not earlier sends have come back, and its
 	// latency is measured from that due time (coordinated-omission correction).
@@ -97,6 +103,17 @@ type ProduceOptions struct {
 	// when set, the same numbers as CSV rows and JSON lines (see Sinks).
 	Out       io.Writer
 	CSV, JSON io.Writer
+}
+
+// ParseSerialize reads --serialize: json or rocketmq (either case).
+func ParseSerialize(v string) (transport.SerializeType, error) {
+	switch strings.ToLower(v) {
+	case "json":
+		return transport.SerializeJSON, nil
+	case "rocketmq":
+		return transport.SerializeRocketMQ, nil
+	}
+	return 0, fmt.Errorf("%w: --serialize=%q: must be json or rocketmq", ErrBadOption, v)
 }
 
 // PadProperty is the user property that ProduceOptions.PropertySize fills.
@@ -166,6 +183,10 @@ func (o ProduceOptions) validate() error {
 		return bad("--transaction with --delay-level=%d: the broker drops DELAY from transactional messages", o.DelayLevel)
 	case o.Client == ClientRocketMQGo && o.Mode == ModeAsync:
 		return unsupported("--mode=async is implemented for --client=native only")
+	case o.Serialize != transport.SerializeJSON && o.Serialize != transport.SerializeRocketMQ:
+		return bad("--serialize=%s: must be json or rocketmq", o.Serialize)
+	case o.Client == ClientRocketMQGo && o.Serialize != transport.SerializeJSON:
+		return unsupported("--serialize=rocketmq: the official Go client sends JSON headers")
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rocketraft/rocketraft/transport"
 )
 
 // Bad values and combinations the broker or a client would refuse or drop are
@@ -28,6 +30,8 @@ func TestProduceRefusesBadOptions(t *testing.T) {
 		{"unknown client", func(o *ProduceOptions) { o.Client = "java" }, ErrBadOption, `--client="java"`},
 		{"unknown mode", func(o *ProduceOptions) { o.Mode = "burst" }, ErrBadOption, `--mode="burst"`},
 		{"go client async", func(o *ProduceOptions) { o.Client, o.Mode = ClientRocketMQGo, ModeAsync }, ErrUnsupported, "--client=rocketmq-go: --mode=async"},
+		{"go client rocketmq headers", func(o *ProduceOptions) { o.Client, o.Serialize = ClientRocketMQGo, transport.SerializeRocketMQ }, ErrUnsupported, "--serialize=rocketmq: the official Go client sends JSON"},
+		{"unknown serialize type", func(o *ProduceOptions) { o.Serialize = 5 }, ErrBadOption, "--serialize=SerializeType(5): must be json or rocketmq"},
 	} {
 		o := ok
 		c.edit(&o)
@@ -35,6 +39,17 @@ func TestProduceRefusesBadOptions(t *testing.T) {
 		if !errors.Is(err, c.is) || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("%s: err = %v, want %v saying %q", c.name, err, c.is, c.says)
 		}
+	}
+}
+
+func TestParseSerialize(t *testing.T) {
+	for in, want := range map[string]transport.SerializeType{"json": transport.SerializeJSON, "ROCKETMQ": transport.SerializeRocketMQ} {
+		if got, err := ParseSerialize(in); err != nil || got != want {
+			t.Fatalf("ParseSerialize(%q) = %v, %v", in, got, err)
+		}
+	}
+	if _, err := ParseSerialize("xml"); !errors.Is(err, ErrBadOption) || !strings.Contains(err.Error(), `--serialize="xml": must be json or rocketmq`) {
+		t.Fatalf("xml: %v", err)
 	}
 }
 
