@@ -203,7 +203,7 @@ func DefaultBroker() Broker {
 			MaxBytes:    4 << 20,
 			MaxMessages: 1024,
 			MaxPending:  65536,
-			MaxInflight: 2,
+			MaxInflight: 4,
 			// Only an async window's worth pipelines (docs/performance.md,
 			// seventh pass).
 			PipelineMinBytes: 128 << 10,

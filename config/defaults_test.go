@@ -58,7 +58,7 @@ func TestDefaultBroker(t *testing.T) {
 			LogStore:           LogStoreWAL,
 			MaxAppendEntries:   64,
 		},
-		GroupCommit:                 GroupCommitConfig{MaxBytes: 4 << 20, MaxMessages: 1024, MaxPending: 65536, MaxInflight: 2, PipelineMinBytes: 128 << 10, GatherMax: time.Millisecond},
+		GroupCommit:                 GroupCommitConfig{MaxBytes: 4 << 20, MaxMessages: 1024, MaxPending: 65536, MaxInflight: 4, PipelineMinBytes: 128 << 10, GatherMax: time.Millisecond},
 		TLS:                         TLSServer{Mode: "disabled", NeedClientAuth: "none"},
 		ConsumerOffsetFlushInterval: time.Second,
 		AdminListen:                 "127.0.0.1:10913",

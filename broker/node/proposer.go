@@ -16,13 +16,17 @@ import (
 const (
 	DefaultMaxBatchBytes    = 4 << 20
 	DefaultMaxBatchMessages = 1024
-	// DefaultMaxInflight entries proposed but not yet applied. Two is double
-	// buffering: one entry is being fsynced and replicated while the next fills
-	// up. Measured (BenchmarkPropose, 3 nodes on loopback TCP, 2 cores, 1 KiB):
-	// at 256 producers 1 → ~44k msgs/s, 2 → 50–62k, 4 → 32–51k, 8 → ~40k; at 16
-	// producers 2 → 6 msgs/entry and 10–11k msgs/s vs 3.3 and 8–10k with 4.
-	// Deeper pipelines only make the entries smaller.
-	DefaultMaxInflight = 2
+	// DefaultMaxInflight entries proposed but not yet applied. Only a queue
+	// of PipelineMinBytes or more (an async window) is proposed while another
+	// entry is in flight, so this bounds how deep that queue pipelines raft:
+	// with four, the leader writes the next entries while the followers fsync
+	// the ones ahead. Measured against two (docs/performance.md, twelfth
+	// pass): async 1 × 256 × 1 KiB 32.7k → 38.8k msgs/s (harness medians of
+	// three rounds) with less server CPU per message; 16 sync producers and
+	// 64 official-client producers unchanged (they stay below the threshold).
+	// Before the threshold existed (sixth pass) four made 16 sync producers
+	// 10–20 % slower, each entry in flight taking its share of the queue.
+	DefaultMaxInflight = 4
 	// DefaultPipelineMinBytes is what must be queued before a second entry is
 	// proposed while one is in flight. Each entry costs a raft log write, an
 	// fsync and an AppendEntries on every node whatever it carries; a second
