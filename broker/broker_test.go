@@ -358,3 +358,46 @@ func TestFollowerPullNeverMovesTheOffset(t *testing.T) {
 		t.Fatalf("follower, at its end: code %d, want PULL_NOT_FOUND", r.Code)
 	}
 }
+
+// A send in ROCKETMQ headers (Java with -Drocketmq.serialize.type=ROCKETMQ) is
+// answered in ROCKETMQ headers carrying the fields a JSON send gets: the send
+// answer's pre-encoded extFields follow the request's encoding (decision 0013).
+func TestSendInRocketMQHeadersIsAnsweredInKind(t *testing.T) {
+	tb := startTestBroker(t, replica.RoleLeader, nil)
+	invoke := func(code transport.RequestCode, ext map[string]string, body []byte, st transport.SerializeType) *transport.Command {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		req := transport.NewRequest(code, ext, body)
+		req.Serialize = st
+		resp, err := tb.client.Invoke(ctx, tb.b.Addr(), req)
+		if err != nil {
+			t.Fatalf("invoke %d: %v", code, err)
+		}
+		return resp
+	}
+	js := invoke(transport.SendMessage, sendExt("TR", 1, props(store.PropertyUniqKey, "U0")), []byte("b0"), transport.SerializeJSON)
+	rm := invoke(transport.SendMessage, sendExt("TR", 1, props(store.PropertyUniqKey, "U1")), []byte("b1"), transport.SerializeRocketMQ)
+	if js.Serialize != transport.SerializeJSON || rm.Serialize != transport.SerializeRocketMQ {
+		t.Fatalf("answers in %s and %s, want JSON and ROCKETMQ", js.Serialize, rm.Serialize)
+	}
+	if rm.ResponseCode() != transport.Success || rm.ExtFields["queueOffset"] != "1" || rm.ExtFields["queueId"] != "1" ||
+		rm.ExtFields["transactionId"] != "U1" || rm.ExtFields["MSG_REGION"] != js.ExtFields["MSG_REGION"] ||
+		rm.ExtFields["TRACE_ON"] != "true" || len(rm.ExtFields) != len(js.ExtFields) {
+		t.Fatalf("ROCKETMQ answer %v, JSON answer %v", rm.ExtFields, js.ExtFields)
+	}
+	if _, err := primitive.UnmarshalMsgID([]byte(rm.ExtFields["msgId"])); err != nil {
+		t.Fatalf("msgId %q: %v", rm.ExtFields["msgId"], err)
+	}
+	body := clientapi.EncodeBatch([]clientapi.BatchElement{{Body: []byte("m1")}, {Body: []byte("m2")}})
+	ext := map[string]string{"a": "pg", "b": "TRB", "c": "TBW102", "d": "4", "e": "0", "f": "0", "g": "1", "h": "0", "i": "", "j": "0", "k": "false", "l": "0", "m": "true"}
+	batch := invoke(transport.SendBatchMessage, ext, body, transport.SerializeRocketMQ)
+	if ids := strings.Split(batch.ExtFields["msgId"], ","); batch.Serialize != transport.SerializeRocketMQ || len(ids) != 2 || batch.ExtFields["queueOffset"] != "0" {
+		t.Fatalf("ROCKETMQ batch answer in %s: %v", batch.Serialize, batch.ExtFields)
+	}
+	// An error answer (no pre-encoded extFields) follows the request too.
+	bad := invoke(transport.SendMessage, sendExt("", 0, ""), nil, transport.SerializeRocketMQ)
+	if bad.ResponseCode() == transport.Success || bad.Serialize != transport.SerializeRocketMQ || bad.Remark == "" {
+		t.Fatalf("bad send answered %d %q in %s", bad.Code, bad.Remark, bad.Serialize)
+	}
+}

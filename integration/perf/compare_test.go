@@ -68,7 +68,7 @@ func loadSettings(t *testing.T) settings {
 		bin: os.Getenv("ROCKETRAFT_BIN"), jsdrive: os.Getenv("PERF_JSDRIVE"), rocketmqLib: os.Getenv("PERF_ROCKETMQ_LIB"),
 		n: 100000, rounds: 3, out: os.Getenv("PERF_OUT"),
 		systems:   []string{"rocketraft", "jetstream-durable", "jetstream-lazy", "rocketmq", "rocketmq-syncflush"},
-		workloads: []string{"async", "sync1", "sync16", "go64"},
+		workloads: []string{"async", "async-rmq", "sync1", "sync16", "go64"},
 	}
 	s.n, s.rounds = envPositiveInt(t, "PERF_N", s.n), envPositiveInt(t, "PERF_ROUNDS", s.rounds)
 	if e := os.Getenv("PERF_SYSTEMS"); e != "" {
