@@ -8,7 +8,7 @@ func BenchmarkDecodeSendHeader(b *testing.B) {
 	req := map[string]string{"batch": "false", "bornTimestamp": "1700000000123", "defaultTopic": "TBW102",
 		"defaultTopicQueueNums": "4", "flag": "0", "maxReconsumeTimes": "0", "producerGroup": "rocketraft_bench_producer",
 		"properties": "KEYS\x01k123456\x02UNIQ_KEY\x017F0000010001000000000000000000000001\x02WAIT\x01true\x02",
-		"queueId": "3", "reconsumeTimes": "0", "sysFlag": "0", "topic": "BenchTopic", "unitMode": "false"}
+		"queueId":    "3", "reconsumeTimes": "0", "sysFlag": "0", "topic": "BenchTopic", "unitMode": "false"}
 	resp := map[string]string{"MSG_REGION": "DefaultRegion", "TRACE_ON": "true", "msgId": "7F00000100002A9F00000000001E8480",
 		"queueId": "3", "queueOffset": "123456", "transactionId": "7F0000010001000000000000000000000001"}
 	for _, c := range []struct {
