@@ -34,13 +34,11 @@ func NewExtWriter(st SerializeType, size int) ExtWriter {
 	return w
 }
 
-// Add appends key = value.
+// Add appends key = value. Keys are the caller's header field names, a few
+// bytes each (the ROCKETMQ layout counts a key's length in an int16).
 func (w *ExtWriter) Add(key, value string) {
 	if w.st == SerializeRocketMQ {
-		w.b = binary.BigEndian.AppendUint16(w.b, uint16(len(key)))
-		w.b = append(w.b, key...)
-		w.b = binary.BigEndian.AppendUint32(w.b, uint32(len(value)))
-		w.b = append(w.b, value...)
+		w.b = appendBinaryPair(w.b, key, value)
 		return
 	}
 	w.jsonKey(key)

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"slices"
 )
 
 // binaryFixedLen is the fixed part of a ROCKETMQ header: code(2) language(1) version(2)
@@ -118,26 +117,24 @@ func appendBinaryHeader(dst []byte, c *Command) ([]byte, error) {
 	}
 	at := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
-	// Sorted keys, as the JSON header has them: the same command always
-	// encodes to the same bytes.
 	var small [16]string
-	keys := small[:0]
-	for k := range c.ExtFields {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		v := c.ExtFields[k]
+	for _, k := range sortedKeys(c.ExtFields, small[:0]) {
 		if len(k) > math.MaxInt16 {
 			return dst, fmt.Errorf("ROCKETMQ header: extFields key of %d bytes, the format's limit is %d: %w", len(k), math.MaxInt16, ErrFrameTooLarge)
 		}
-		dst = be.AppendUint16(dst, uint16(len(k)))
-		dst = append(dst, k...)
-		dst = be.AppendUint32(dst, uint32(len(v)))
-		dst = append(dst, v...)
+		dst = appendBinaryPair(dst, k, c.ExtFields[k])
 	}
 	be.PutUint32(dst[at:], uint32(len(dst)-at-4))
 	return dst, nil
+}
+
+// appendBinaryPair appends one extFields entry of the ROCKETMQ table:
+// key length (int16), key, value length (int32), value.
+func appendBinaryPair(dst []byte, key, value string) []byte {
+	dst = binary.BigEndian.AppendUint16(dst, uint16(len(key)))
+	dst = append(dst, key...)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(value)))
+	return append(dst, value...)
 }
 
 // languageCode is the LanguageCode.java ordinal of a language name; an empty

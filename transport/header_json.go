@@ -35,12 +35,7 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 	dst = append(dst, `,"extFields":{`...)
 	if len(c.ExtFields) > 0 {
 		var small [16]string
-		keys := small[:0]
-		for k := range c.ExtFields {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for i, k := range keys {
+		for i, k := range sortedKeys(c.ExtFields, small[:0]) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
@@ -51,6 +46,16 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 	}
 	dst = append(dst, `},"serializeTypeCurrentRPC":"JSON"}`...)
 	return dst
+}
+
+// sortedKeys appends m's keys to buf in sorted order: both header encoders
+// write extFields sorted, so the same command always encodes to the same bytes.
+func sortedKeys(m map[string]string, buf []string) []string {
+	for k := range m {
+		buf = append(buf, k)
+	}
+	slices.Sort(buf)
+	return buf
 }
 
 // AppendJSONString appends s as a JSON string (quoted and escaped).
