@@ -217,6 +217,21 @@ var brokerKeys = []keySpec[Broker]{
 		get: func(b *Broker) string { return btoa(b.WarmMappedFile) },
 	},
 	{
+		name: "commitLogWarmAhead", doc: "Bytes of the CommitLog kept in the page cache ahead of the write position, populated by a background goroutine (MADV_POPULATE_READ, nothing is written), so that appends never fault in and zero-fill fresh pages themselves: that fault stalled the apply of every node for 18-50 ms about every 8 MB (docs/performance.md, thirteenth pass). It costs this much page cache per node; 0 turns it off.",
+		set: func(b *Broker, s string) error {
+			n, err := parseInt(s, 0, maxCommitLogFileSize)
+			if err != nil {
+				return err
+			}
+			b.CommitLogWarmAhead = n
+			return nil
+		},
+		get: func(b *Broker) string { return i64toa(b.CommitLogWarmAhead) },
+		check: func(b *Broker) string {
+			return intRule(b.CommitLogWarmAhead, 0, maxCommitLogFileSize)
+		},
+	},
+	{
 		name: "mappedFileSizeConsumeQueue", doc: "Bytes per ConsumeQueue file; a multiple of the 20-byte entry.",
 		set: func(b *Broker, s string) error {
 			n, err := parseInt(s, consumeQueueUnitSize, maxCommitLogFileSize)

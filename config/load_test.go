@@ -38,6 +38,7 @@ func testdataBroker() Broker {
 		MappedFileSizeCommitLog:    512 << 20,
 		MappedFileSizeConsumeQueue: 120000,
 		WarmMappedFile:             true,
+		CommitLogWarmAhead:         8 << 20,
 		FileReservedTime:           48 * time.Hour,
 		DeleteWhen:                 []int{3, 15},
 		DiskMaxUsedSpaceRatio:      85,

@@ -20,7 +20,10 @@ type allocator struct {
 	dir     string
 	size    int64
 	preZero bool
-	log     hclog.Logger
+	// warmAhead is how many bytes at the start of each created segment are
+	// populated into the page cache (warmer.go); 0 = none.
+	warmAhead int64
+	log       hclog.Logger
 	// hook is the store's IOHook (nil in production), asked before each creation.
 	hook IOHook
 
@@ -29,6 +32,8 @@ type allocator struct {
 	pending *allocation
 	closed  bool
 	wg      sync.WaitGroup
+	// quit is closed by close; it stops the warming of a created segment.
+	quit chan struct{}
 }
 
 type allocation struct {
@@ -40,7 +45,7 @@ type allocation struct {
 }
 
 func newAllocator(dir string, size int64, preZero bool, log hclog.Logger) *allocator {
-	return &allocator{dir: dir, size: size, preZero: preZero, log: log}
+	return &allocator{dir: dir, size: size, preZero: preZero, log: log, quit: make(chan struct{})}
 }
 
 // request starts creating the segment at start unless that is already under way.
@@ -66,6 +71,12 @@ func (a *allocator) request(start int64) {
 			a.log.Warn("pre-allocating segment failed; will create it synchronously", "segment", fileName(al.start), "error", al.err)
 		}
 		close(al.done)
+		// The segment is ready to be taken; warm its first window meanwhile, so
+		// the appends after the roll-over copy into populated pages (warmer.go).
+		if a.warmAhead > 0 && al.mf != nil && al.mf.acquire() {
+			populate(al.mf, a.warmAhead, a.quit, a.log)
+			al.mf.release()
+		}
 	}()
 }
 
@@ -108,6 +119,9 @@ func (a *allocator) discardLocked(al *allocation) {
 // close waits for in-flight work and removes a segment that was never adopted.
 func (a *allocator) close() {
 	a.mu.Lock()
+	if !a.closed {
+		close(a.quit)
+	}
 	a.closed = true
 	if al := a.pending; al != nil {
 		a.pending = nil

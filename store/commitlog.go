@@ -26,6 +26,7 @@ type commitLog struct {
 	segSize int64
 	mfq     *mappedFileQueue
 	alloc   *allocator
+	warm    *warmer
 	log     hclog.Logger
 
 	// emptyStart is where the first segment goes while there is none (a new store, or
@@ -58,6 +59,17 @@ func newCommitLog(dir string, segSize int64, preZero bool, log hclog.Logger) *co
 		log:      log,
 		segMaxTs: make(map[int64]int64),
 	}
+}
+
+// startWarmer starts populating the page cache window bytes ahead of the write
+// position (warmer.go); window <= 0 leaves it off. Open calls it once recovery has
+// set the write position, before any append.
+func (c *commitLog) startWarmer(window int64) {
+	if window <= 0 {
+		return
+	}
+	c.alloc.warmAhead = window
+	c.warm = newWarmer(c.mfq, window, c.log)
 }
 
 // minOffset is the first byte still stored.
@@ -193,6 +205,9 @@ func (c *commitLog) appendBatch(recs [][]byte, ts int64, tbl *queueOffsetTable, 
 	}
 	if f != nil {
 		f.wrotePosition.Store(pos)
+		if c.warm != nil {
+			c.warm.nudge(f, pos)
+		}
 	}
 	return out, nil
 }
@@ -341,6 +356,9 @@ func (c *commitLog) segmentMaxTimestamp(f *mappedFile) int64 {
 }
 
 func (c *commitLog) close() {
+	if c.warm != nil {
+		c.warm.stop()
+	}
 	c.alloc.close()
 	c.mfq.close()
 }

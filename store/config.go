@@ -31,8 +31,12 @@ type Config struct {
 	IndexMaxEntries int
 	// PreZeroSegments writes zeros through new CommitLog segments ahead of need.
 	PreZeroSegments bool
-	FlushMode       FlushMode
-	FlushInterval   time.Duration // default 500 ms
+	// WarmAhead is how many bytes ahead of the CommitLog's write position are kept
+	// in the page cache, populated by a background goroutine so that appends do not
+	// fault pages in themselves (warmer.go). 0 = DefaultWarmAhead; negative = off.
+	WarmAhead     int64
+	FlushMode     FlushMode
+	FlushInterval time.Duration // default 500 ms
 	// FileReservedTime is how long a CommitLog segment is kept after its last write (default 72 h).
 	FileReservedTime time.Duration
 	// DeleteWhenHour is the hour of day (0-23, local time of the injected clock) at which expired files are deleted (default 4).
@@ -59,6 +63,7 @@ const (
 	DefaultFileReservedTime           = 72 * time.Hour
 	DefaultDeleteWhenHour             = 4
 	DefaultDiskMaxUsedSpaceRatio      = 0.75
+	DefaultWarmAhead                  = 32 << 20
 )
 
 // deleteHours is DeleteWhenHours, or DeleteWhenHour alone when that is empty.
@@ -88,6 +93,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.FileReservedTime == 0 {
 		c.FileReservedTime = DefaultFileReservedTime
+	}
+	if c.WarmAhead == 0 {
+		c.WarmAhead = DefaultWarmAhead
 	}
 	if c.DiskMaxUsedSpaceRatio == 0 {
 		c.DiskMaxUsedSpaceRatio = DefaultDiskMaxUsedSpaceRatio

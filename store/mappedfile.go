@@ -31,6 +31,9 @@ type mappedFile struct {
 	// Invariant: flushedPosition <= wrotePosition <= size.
 	wrotePosition   atomic.Int64
 	flushedPosition atomic.Int64
+	// warmed is the file-relative position below which the warmer populated the
+	// page cache (warmer.go); it only grows.
+	warmed atomic.Int64
 
 	// refs counts the owner (1 until destroy) plus readers holding slices.
 	refs    atomic.Int64
@@ -124,6 +127,16 @@ func (m *mappedFile) appendBytes(b []byte) {
 	pos := m.wrotePosition.Load()
 	copy(m.data[pos:], b)
 	m.wrotePosition.Store(pos + int64(len(b)))
+}
+
+// raiseWarmed moves the warmed mark up to pos unless it is already past it.
+func (m *mappedFile) raiseWarmed(pos int64) {
+	for {
+		cur := m.warmed.Load()
+		if cur >= pos || m.warmed.CompareAndSwap(cur, pos) {
+			return
+		}
+	}
 }
 
 // slice returns the mapped bytes [from, to) of the file (file-relative positions).

@@ -133,6 +133,7 @@ func Open(cfg Config) (*Store, error) {
 	if err := s.openLogics(end); err != nil {
 		return fail(err)
 	}
+	s.commitLog.startWarmer(cfg.WarmAhead)
 	if l := s.commitLog.mfq.last(); l != nil {
 		s.commitLog.alloc.request(l.end())
 	}

@@ -83,6 +83,7 @@ func nodeConfig(cfg config.Broker, log hclog.Logger) (node.Config, error) {
 			IndexHashSlots:             cfg.MaxHashSlotNum,
 			IndexMaxEntries:            cfg.MaxIndexNum,
 			PreZeroSegments:            cfg.WarmMappedFile,
+			WarmAhead:                  warmAhead(cfg.CommitLogWarmAhead),
 			FlushMode:                  flushMode,
 			FlushInterval:              cfg.FlushInterval,
 			FileReservedTime:           cfg.FileReservedTime,
@@ -114,6 +115,15 @@ func nodeConfig(cfg config.Broker, log hclog.Logger) (node.Config, error) {
 // pipelineMinBytes maps the key's 0 ("no threshold") onto the proposer's
 // negative value (its zero takes the default).
 func pipelineMinBytes(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+// warmAhead maps commitLogWarmAhead's 0 ("off") onto the store's negative value
+// (its zero takes the default).
+func warmAhead(n int64) int64 {
 	if n == 0 {
 		return -1
 	}
