@@ -168,7 +168,7 @@ func DefaultBroker() Broker {
 
 		MappedFileSizeCommitLog:    1 << 30,
 		WarmMappedFile:             false,
-		CommitLogWarmAhead:         32 << 20,
+		CommitLogWarmAhead:         4 << 20,
 		MappedFileSizeConsumeQueue: 300000 * consumeQueueUnitSize,
 		FileReservedTime:           72 * time.Hour,
 		DeleteWhen:                 []int{4},

@@ -217,7 +217,7 @@ var brokerKeys = []keySpec[Broker]{
 		get: func(b *Broker) string { return btoa(b.WarmMappedFile) },
 	},
 	{
-		name: "commitLogWarmAhead", doc: "Bytes of the CommitLog kept in the page cache ahead of the write position, populated by a background goroutine (MADV_POPULATE_READ, nothing is written), so that appends never fault in and zero-fill fresh pages themselves: that fault stalled the apply of every node for 18-50 ms about every 8 MB (docs/performance.md, thirteenth pass). It costs this much page cache per node; 0 turns it off.",
+		name: "commitLogWarmAhead", doc: "Bytes of the CommitLog faulted in ahead of the write position by a background goroutine (MADV_POPULATE_WRITE: writable, bytes unchanged), so that appends never fault in and zero-fill fresh pages themselves: that fault stalled the apply of every node for 18-50 ms about every 8 MB (docs/performance.md, thirteenth pass). The window holds dirty zero pages until the writer reaches them, so keep it small; 0 turns it off.",
 		set: func(b *Broker, s string) error {
 			n, err := parseInt(s, 0, maxCommitLogFileSize)
 			if err != nil {

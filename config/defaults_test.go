@@ -23,7 +23,7 @@ func TestDefaultBroker(t *testing.T) {
 		MappedFileSizeCommitLog:    1 << 30,
 		MappedFileSizeConsumeQueue: 300000 * 20,
 		WarmMappedFile:             false,
-		CommitLogWarmAhead:         32 << 20,
+		CommitLogWarmAhead:         4 << 20,
 		FileReservedTime:           72 * time.Hour,
 		DeleteWhen:                 []int{4},
 		MsgTraceTopicName:          "RMQ_SYS_TRACE_TOPIC",

@@ -63,7 +63,7 @@ const (
 	DefaultFileReservedTime           = 72 * time.Hour
 	DefaultDeleteWhenHour             = 4
 	DefaultDiskMaxUsedSpaceRatio      = 0.75
-	DefaultWarmAhead                  = 32 << 20
+	DefaultWarmAhead                  = 4 << 20
 )
 
 // deleteHours is DeleteWhenHours, or DeleteWhenHour alone when that is empty.

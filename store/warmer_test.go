@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"testing"
 	"time"
 	"unsafe"
@@ -35,16 +36,42 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// appendKiB appends n one-KiB messages in batches of 32.
-func appendKiB(t *testing.T, s *Store, n int) {
+// appendKiB appends n one-KiB messages in batches of 32 and returns where each went.
+func appendKiB(t *testing.T, s *Store, n int) []AppendResult {
 	t.Helper()
+	var out []AppendResult
 	for i := 0; i < n; i += 32 {
 		recs := make([][]byte, 0, 32)
 		for j := i; j < min(i+32, n); j++ {
 			recs = append(recs, testRecord(t, "WarmTopic", int32(j%4), 1024, j))
 		}
-		if _, err := s.AppendBatch(recs, 1700000000000+int64(i)); err != nil {
+		res, err := s.AppendBatch(recs, 1700000000000+int64(i))
+		if err != nil {
 			t.Fatalf("AppendBatch: %v", err)
+		}
+		out = append(out, res...)
+	}
+	return out
+}
+
+// checkBodies decodes every appended message (with its body CRC) and compares its
+// body with the one appendKiB wrote: populating pages while the writer copies into
+// them must never change a byte.
+func checkBodies(t *testing.T, s *Store, res []AppendResult) {
+	t.Helper()
+	for i, r := range res {
+		b, release, err := s.commitLog.bytesAt(r.PhysicalOffset, r.Size)
+		if err != nil {
+			t.Fatalf("message %d at %d: %v", i, r.PhysicalOffset, err)
+		}
+		m, err := DecodeMessage(b, true)
+		release()
+		if err != nil {
+			t.Fatalf("message %d at %d: %v", i, r.PhysicalOffset, err)
+		}
+		want, _ := DecodeMessage(testRecord(t, "WarmTopic", int32(i%4), 1024, i), true)
+		if !bytes.Equal(m.Body, want.Body) {
+			t.Fatalf("message %d at %d: body differs from what was appended", i, r.PhysicalOffset)
 		}
 	}
 }
@@ -56,7 +83,8 @@ func TestWarmerPopulatesAheadOfTheWriter(t *testing.T) {
 	s := openTest(t, cfg)
 	defer s.Close()
 
-	appendKiB(t, s, 1000)
+	res := appendKiB(t, s, 1000)
+	checkBodies(t, s, res)
 	f := s.commitLog.mfq.last()
 	wrote := f.wrotePosition.Load()
 	// The warmer is woken once fewer than refill (3/4 of the window) populated
@@ -66,7 +94,7 @@ func TestWarmerPopulatesAheadOfTheWriter(t *testing.T) {
 
 	from := wrote / pageSize * pageSize
 	if in, total := resident(t, f.data[from:want]); in != total {
-		t.Errorf("window [%d,%d): %d of %d pages in the page cache, want all", from, want, in, total)
+		t.Errorf("[%d,%d): %d of %d pages in the page cache, want all", from, want, in, total)
 	}
 	// It does not run past the window.
 	if got, limit := f.warmed.Load(), wrote+cfg.WarmAhead; got > limit {
@@ -87,7 +115,8 @@ func TestWarmerFollowsTheWriterAcrossSegments(t *testing.T) {
 	s := openTest(t, cfg)
 	defer s.Close()
 
-	appendKiB(t, s, 3500) // three roll-overs and part of the fourth segment
+	res := appendKiB(t, s, 3500) // three roll-overs and part of the fourth segment
+	checkBodies(t, s, res)
 	if n := len(s.commitLog.mfq.snapshot()); n != 4 {
 		t.Fatalf("%d segments, want 4", n)
 	}
@@ -137,7 +166,7 @@ func TestCloseStopsWarmingAndRecovers(t *testing.T) {
 	cfg.CommitLogSegmentSize = 64 << 20
 	cfg.WarmAhead = 64 << 20
 	s := openTest(t, cfg)
-	appendKiB(t, s, 640)
+	res := appendKiB(t, s, 640)
 	end := s.MaxPhysicalOffset()
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
@@ -150,4 +179,5 @@ func TestCloseStopsWarmingAndRecovers(t *testing.T) {
 	if got := s.MaxQueueOffset("WarmTopic", 0); got != 160 {
 		t.Errorf("queue 0 holds %d messages after reopening, want 160", got)
 	}
+	checkBodies(t, s, res)
 }
