@@ -19,7 +19,8 @@
 // the Store's write lock; in a raft group the FSM is the only writer). Readers run
 // concurrently: a segment's write position is published only after the bytes below it
 // are copied and patched. Background goroutines: the reput (dispatch.go), the flusher
-// (flush.go) and the segment pre-allocator (allocator.go).
+// (flush.go), the segment pre-allocator (allocator.go) and the warmer, which faults the
+// CommitLog's pages in a small window ahead of the write position (warmer.go).
 //
 // # CommitLog
 //
