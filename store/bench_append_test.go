@@ -10,6 +10,16 @@ import (
 // benchSegSize is large enough that roll-over is rare but exercised.
 const benchSegSize = 64 << 20
 
+// openBench opens a store with benchSegSize segments and the given warm-ahead
+// window (0: the default, negative: off).
+func openBench(b *testing.B, warmAhead int64) *Store {
+	cfg := testConfig(b.TempDir())
+	cfg.CommitLogSegmentSize = benchSegSize
+	cfg.FlushInterval = time.Hour
+	cfg.WarmAhead = warmAhead
+	return openTest(b, cfg)
+}
+
 func benchBatch(b *testing.B) ([][]byte, int) {
 	recs := make([][]byte, 32)
 	total := 0
@@ -23,10 +33,7 @@ func benchBatch(b *testing.B) ([][]byte, int) {
 // BenchmarkAppend1KiB measures AppendBatch of 32 × 1 KiB messages: validation, queue
 // offset assignment, copy into the mapping, patching, roll-over, reput wake-up.
 func BenchmarkAppend1KiB(b *testing.B) {
-	cfg := testConfig(b.TempDir())
-	cfg.CommitLogSegmentSize = benchSegSize
-	cfg.FlushInterval = time.Hour
-	s := openTest(b, cfg)
+	s := openBench(b, 0)
 	defer s.Close()
 	recs, total := benchBatch(b)
 	b.SetBytes(int64(total))
@@ -80,10 +87,7 @@ func BenchmarkAppendFreshPages(b *testing.B) {
 		warm int64
 	}{{"warm", DefaultWarmAhead}, {"off", -1}} {
 		b.Run(bc.name, func(b *testing.B) {
-			cfg := testConfig(b.TempDir())
-			cfg.CommitLogSegmentSize = benchSegSize
-			cfg.WarmAhead = bc.warm
-			s := openTest(b, cfg)
+			s := openBench(b, bc.warm)
 			defer s.Close()
 			recs, total := benchBatch(b)
 			b.SetBytes(int64(total))

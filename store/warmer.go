@@ -28,8 +28,9 @@ import (
 // The populated pages are dirty zeros until the writer reaches them, and the
 // kernel's periodic writeback may write them out before the data arrives; so the
 // window is small (4 MiB: about 100 ms of appends at the highest rate we measure),
-// and at most that many bytes of zeros go to disk per writeback pass. The pre-allocator warms the first window of each new segment the same
-// way, so a roll-over lands on warm pages too.
+// and at most that many bytes of zeros go to disk per writeback pass. The
+// pre-allocator warms the first window of each new segment the same way, so a
+// roll-over lands on warm pages too.
 //
 // Config.WarmAhead sets the window (DefaultWarmAhead); the warmer wakes once a
 // quarter of it has been written, so each round populates about a quarter.

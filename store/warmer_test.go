@@ -25,6 +25,16 @@ func resident(t *testing.T, b []byte) (in, total int) {
 	return in, len(vec)
 }
 
+// openWarm opens a store with segments of segSize bytes and a warm-ahead window
+// (negative: off).
+func openWarm(t *testing.T, dir string, segSize, window int64) (*Store, Config) {
+	t.Helper()
+	cfg := testConfig(dir)
+	cfg.CommitLogSegmentSize = segSize
+	cfg.WarmAhead = window
+	return openTest(t, cfg), cfg
+}
+
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -77,10 +87,7 @@ func checkBodies(t *testing.T, s *Store, res []AppendResult) {
 }
 
 func TestWarmerPopulatesAheadOfTheWriter(t *testing.T) {
-	cfg := testConfig(t.TempDir())
-	cfg.CommitLogSegmentSize = 8 << 20
-	cfg.WarmAhead = 2 << 20
-	s := openTest(t, cfg)
+	s, cfg := openWarm(t, t.TempDir(), 8<<20, 2<<20)
 	defer s.Close()
 
 	res := appendKiB(t, s, 1000)
@@ -109,10 +116,7 @@ func TestWarmerPopulatesAheadOfTheWriter(t *testing.T) {
 }
 
 func TestWarmerFollowsTheWriterAcrossSegments(t *testing.T) {
-	cfg := testConfig(t.TempDir())
-	cfg.CommitLogSegmentSize = 1 << 20
-	cfg.WarmAhead = 256 << 10
-	s := openTest(t, cfg)
+	s, cfg := openWarm(t, t.TempDir(), 1<<20, 256<<10)
 	defer s.Close()
 
 	res := appendKiB(t, s, 3500) // three roll-overs and part of the fourth segment
@@ -142,10 +146,7 @@ func TestWarmerFollowsTheWriterAcrossSegments(t *testing.T) {
 }
 
 func TestWarmAheadOff(t *testing.T) {
-	cfg := testConfig(t.TempDir())
-	cfg.CommitLogSegmentSize = 1 << 20
-	cfg.WarmAhead = -1
-	s := openTest(t, cfg)
+	s, _ := openWarm(t, t.TempDir(), 1<<20, -1)
 	defer s.Close()
 	appendKiB(t, s, 1500)
 	if s.commitLog.warm != nil || s.commitLog.alloc.warmAhead != 0 {
@@ -161,11 +162,7 @@ func TestWarmAheadOff(t *testing.T) {
 // Close stops a warmer in the middle of a large window, and a reopened store
 // recovers every message (populating wrote nothing the recovery scan could see).
 func TestCloseStopsWarmingAndRecovers(t *testing.T) {
-	dir := t.TempDir()
-	cfg := testConfig(dir)
-	cfg.CommitLogSegmentSize = 64 << 20
-	cfg.WarmAhead = 64 << 20
-	s := openTest(t, cfg)
+	s, cfg := openWarm(t, t.TempDir(), 64<<20, 64<<20)
 	res := appendKiB(t, s, 640)
 	end := s.MaxPhysicalOffset()
 	if err := s.Close(); err != nil {

@@ -83,7 +83,7 @@ func nodeConfig(cfg config.Broker, log hclog.Logger) (node.Config, error) {
 			IndexHashSlots:             cfg.MaxHashSlotNum,
 			IndexMaxEntries:            cfg.MaxIndexNum,
 			PreZeroSegments:            cfg.WarmMappedFile,
-			WarmAhead:                  warmAhead(cfg.CommitLogWarmAhead),
+			WarmAhead:                  zeroMeansOff(cfg.CommitLogWarmAhead),
 			FlushMode:                  flushMode,
 			FlushInterval:              cfg.FlushInterval,
 			FileReservedTime:           cfg.FileReservedTime,
@@ -105,37 +105,21 @@ func nodeConfig(cfg config.Broker, log hclog.Logger) (node.Config, error) {
 			MaxBatchMessages: cfg.GroupCommit.MaxMessages,
 			MaxPending:       cfg.GroupCommit.MaxPending,
 			MaxInflight:      cfg.GroupCommit.MaxInflight,
-			PipelineMinBytes: pipelineMinBytes(cfg.GroupCommit.PipelineMinBytes),
-			GatherMax:        gatherMax(cfg.GroupCommit.GatherMax),
+			PipelineMinBytes: zeroMeansOff(cfg.GroupCommit.PipelineMinBytes),
+			GatherMax:        zeroMeansOff(cfg.GroupCommit.GatherMax),
 		},
 		Logger: log,
 	}, nil
 }
 
-// pipelineMinBytes maps the key's 0 ("no threshold") onto the proposer's
-// negative value (its zero takes the default).
-func pipelineMinBytes(n int) int {
-	if n == 0 {
+// zeroMeansOff maps a key's 0 ("off": no pipelining threshold, no gather wait,
+// no warm-ahead window) onto the negative value the proposer and the store take
+// for it, because their own zero means "use the default".
+func zeroMeansOff[T ~int | ~int64](v T) T {
+	if v == 0 {
 		return -1
 	}
-	return n
-}
-
-// warmAhead maps commitLogWarmAhead's 0 ("off") onto the store's negative value
-// (its zero takes the default).
-func warmAhead(n int64) int64 {
-	if n == 0 {
-		return -1
-	}
-	return n
-}
-
-// gatherMax maps the key's 0 ("no wait") onto the proposer's negative value.
-func gatherMax(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
+	return v
 }
 
 func brokerConfig(cfg config.Broker, log hclog.Logger) broker.Config {
