@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"net"
 	"testing"
 	"time"
 
@@ -12,10 +14,18 @@ import (
 )
 
 // nodeConfigOf is the node config a broker file with lines (properties, each
-// ending in a newline) produces; its raft transport is closed at once.
+// ending in a newline) produces; its raft transport is closed at once. Its raft
+// port is a free one, not the default 40911, so the tests pass beside a running
+// `make run` group.
 func nodeConfigOf(t *testing.T, lines string) node.Config {
 	t.Helper()
-	conf := "storePathRootDir=" + t.TempDir() + "\nadminListen=\n" + lines
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	_ = ln.Close()
+	conf := fmt.Sprintf("storePathRootDir=%s\nadminListen=\ndLegerPeers=n0-127.0.0.1:%d\ndLegerSelfId=n0\n%s", t.TempDir(), port, lines)
 	cfg, err := config.ParseBroker([]byte(conf), config.FormatProperties)
 	if err != nil {
 		t.Fatalf("%q: %v", lines, err)
