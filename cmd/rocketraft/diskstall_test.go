@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
@@ -19,13 +18,7 @@ import (
 // `make run` group.
 func nodeConfigOf(t *testing.T, lines string) node.Config {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	_ = ln.Close()
-	conf := fmt.Sprintf("storePathRootDir=%s\nadminListen=\ndLegerPeers=n0-127.0.0.1:%d\ndLegerSelfId=n0\n%s", t.TempDir(), port, lines)
+	conf := fmt.Sprintf("storePathRootDir=%s\nadminListen=\ndLegerPeers=n0-127.0.0.1:%d\ndLegerSelfId=n0\n%s", t.TempDir(), freePort(t), lines)
 	cfg, err := config.ParseBroker([]byte(conf), config.FormatProperties)
 	if err != nil {
 		t.Fatalf("%q: %v", lines, err)

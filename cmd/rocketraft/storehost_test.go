@@ -92,12 +92,7 @@ func TestStoreHostSystemResolverLocalhost(t *testing.T) {
 func TestNodeConfigKeepsHostNames(t *testing.T) {
 	ports := make([]int, 3)
 	for i := range ports {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports[i] = ln.Addr().(*net.TCPAddr).Port
-		_ = ln.Close()
+		ports[i] = freePort(t)
 	}
 	conf := fmt.Sprintf(`brokerIP1=localhost
 listenPort=10911
