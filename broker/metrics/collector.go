@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"strconv"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,11 +32,17 @@ var (
 		"CommitLog bytes applied but not yet dispatched to ConsumeQueues (not yet pullable).", nil, nil)
 	descUnflushed = prometheus.NewDesc("rocketraft_store_unflushed_bytes",
 		"CommitLog bytes not yet flushed by the store (the raft log already holds them durably).", nil, nil)
-	descPolls = prometheus.NewDesc("rocketraft_broker_long_poll_waiters", "Pull requests held by long polling.", nil, nil)
+	descPolls     = prometheus.NewDesc("rocketraft_broker_long_poll_waiters", "Pull requests held by long polling.", nil, nil)
+	descGCEntries = prometheus.NewDesc("rocketraft_group_commit_entries_total",
+		"Raft entries this node proposed as leader for sends (group commit).", nil, nil)
+	descGCMessages = prometheus.NewDesc("rocketraft_group_commit_messages_total",
+		"Messages in the entries of rocketraft_group_commit_entries_total.", nil, nil)
+	descGCGathering = prometheus.NewDesc("rocketraft_group_commit_gathering",
+		"1 while group commit waits for returning sync producers; 0 when the gather is off (configured off, or switched off by open-loop traffic).", nil, nil)
 )
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descTerm, descRole, descApplied, descCommit, descLast, descLastContact, descCLMax, descCLMin, descDisk, descDiskFree, descDispatchLag, descUnflushed, descPolls} {
+	for _, d := range []*prometheus.Desc{descTerm, descRole, descApplied, descCommit, descLast, descLastContact, descCLMax, descCLMin, descDisk, descDiskFree, descDispatchLag, descUnflushed, descPolls, descGCEntries, descGCMessages, descGCGathering} {
 		ch <- d
 	}
 }
@@ -63,8 +70,19 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descLast, float64(st.LastIndex))
 	}
 	if src.RaftStats != nil {
-		if d, ok := parseLastContact(src.RaftStats()["last_contact"]); ok {
+		rs := src.RaftStats()
+		if d, ok := parseLastContact(rs["last_contact"]); ok {
 			gauge(descLastContact, d.Seconds())
+		}
+		counter := func(d *prometheus.Desc, key string) {
+			if v, err := strconv.ParseUint(rs[key], 10, 64); err == nil {
+				ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v))
+			}
+		}
+		counter(descGCEntries, "group_commit_entries")
+		counter(descGCMessages, "group_commit_messages")
+		if on, err := strconv.ParseBool(rs["group_commit_gathering"]); err == nil {
+			gauge(descGCGathering, map[bool]float64{false: 0, true: 1}[on])
 		}
 	}
 	if s := src.Store; s != nil {

@@ -147,3 +147,134 @@ func TestProposerGatherRule(t *testing.T) {
 		}
 	}
 }
+
+// The gather's self-tuning rule, evidence by evidence: eight windows in a row
+// that ran out before their callers were back turn it off, four in a row that
+// saw them back turn it on again, and evidence agreeing with the current state
+// starts the count over.
+func TestProposerGatherScoring(t *testing.T) {
+	p := &proposer[string]{cfg: ProposerConfig{GatherMax: time.Second}.withDefaults()}
+	p.gatherWindow = 10 * time.Millisecond
+	now := time.Now()
+	// one answered entry of want callers; got of them arrive, the first at
+	// now, the rest at late after it.
+	entry := func(want, got int, late time.Duration) {
+		p.endWatchLocked(now)
+		p.watch = gatherWatch{open: true, base: p.arrivals, want: uint64(want)}
+		for i := range got {
+			at := now
+			if i > 0 {
+				at = now.Add(late)
+			}
+			p.arrivals++
+			if p.watch.open {
+				p.watchArrivalLocked(at)
+			}
+		}
+		now = now.Add(time.Second)
+	}
+	for i := range gatherOffAfterMisses - 1 {
+		entry(4, 4, 20*time.Millisecond) // back, but after the window
+		if p.gatherOff {
+			t.Fatalf("gather off after %d misses, want %d", i+1, gatherOffAfterMisses)
+		}
+	}
+	entry(4, 4, time.Millisecond) // a hit: the count starts over
+	for range gatherOffAfterMisses - 1 {
+		entry(4, 2, time.Millisecond) // half of them back in time, then nobody
+	}
+	if p.gatherOff {
+		t.Fatal("gather off although a hit broke the run of misses")
+	}
+	entry(4, 2, time.Millisecond)
+	p.endWatchLocked(now) // the next answer finds the window run out
+	if !p.gatherOff {
+		t.Fatalf("gather still on after %d misses in a row", gatherOffAfterMisses)
+	}
+	entry(4, 0, 0) // nobody sent at all: no evidence either way
+	for i := range gatherOnAfterHits - 1 {
+		entry(4, 4, time.Millisecond)
+		if !p.gatherOff {
+			t.Fatalf("gather on after %d hits, want %d", i+1, gatherOnAfterHits)
+		}
+	}
+	entry(4, 5, time.Millisecond)
+	if p.gatherOff {
+		t.Fatalf("gather still off after %d hits in a row", gatherOnAfterHits)
+	}
+}
+
+// Open-loop callers (one message a millisecond, never waiting for the answer)
+// turn the gather off; sixteen closed-loop callers after them turn it back on
+// and share entries again.
+func TestProposerGatherFollowsTheTraffic(t *testing.T) {
+	fr := newFakeRaft()
+	p := newProposer(ProposerConfig{GatherMax: 50 * time.Millisecond}, fr.propose, echoResults)
+	defer p.Close(0)
+	stop := make(chan struct{})
+	var applied sync.WaitGroup
+	applied.Add(1)
+	go func() {
+		defer applied.Done()
+		for i := 1; ; i++ {
+			select {
+			case f := <-fr.proposed:
+				time.Sleep(5 * time.Millisecond)
+				f.resolveOK(i)
+			case <-stop:
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); applied.Wait() }()
+	gatherOff := func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.gatherOff
+	}
+
+	var open sync.WaitGroup
+	tick := time.NewTicker(time.Millisecond)
+	for range 300 {
+		<-tick.C
+		open.Add(1)
+		go func() {
+			defer open.Done()
+			if _, err := p.Propose(context.Background(), [][]byte{[]byte("o")}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	tick.Stop()
+	open.Wait()
+	if !gatherOff() {
+		t.Fatalf("gather still on after 300 open-loop sends (%+v)", p.Stats())
+	}
+
+	before := p.Stats()
+	const callers, rounds = 16, 40
+	var closed sync.WaitGroup
+	for range callers {
+		closed.Add(1)
+		go func() {
+			defer closed.Done()
+			for range rounds {
+				if _, err := p.Propose(context.Background(), [][]byte{[]byte("c")}); err != nil {
+					t.Error(err)
+					return
+				}
+				time.Sleep(200 * time.Microsecond)
+			}
+		}()
+	}
+	closed.Wait()
+	if gatherOff() {
+		t.Fatal("gather still off after the closed-loop callers")
+	}
+	after := p.Stats()
+	perEntry := float64(after.Messages-before.Messages) / float64(after.Entries-before.Entries)
+	t.Logf("closed-loop phase: %.1f messages per entry", perEntry)
+	if perEntry < 0.75*callers {
+		t.Fatalf("%.1f messages per entry once the callers were closed-loop, want nearly %d", perEntry, callers)
+	}
+}

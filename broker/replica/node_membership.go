@@ -65,6 +65,10 @@ func (r *nodeReplica) RaftStats() map[string]string {
 	ws := r.n.LogWriteStats()
 	st["log_store_writes"] = strconv.FormatUint(ws.Writes, 10)
 	st["log_store_write_ns"] = strconv.FormatInt(int64(ws.Total), 10)
+	ps := r.n.ProposerStats()
+	st["group_commit_entries"] = strconv.FormatUint(ps.Entries, 10)
+	st["group_commit_messages"] = strconv.FormatUint(ps.Messages, 10)
+	st["group_commit_gathering"] = strconv.FormatBool(ps.Gathering)
 	return st
 }
 
