@@ -710,7 +710,7 @@ var brokerKeys = []keySpec[Broker]{
 		check: func(b *Broker) string { return intRule(int64(b.GroupCommit.PipelineMinBytes), 0, 64<<20) },
 	},
 	{
-		name: "groupCommitGatherMax", doc: "Longest time group commit waits, with no entry in flight, for the producers the last entry answered to send again, so that N sync producers share one entry; at most half the last commit time. It turns itself off while producers keep not coming back in time (open-loop traffic) and on again once they do. 0 proposes at once.",
+		name: "groupCommitGatherMax", doc: "Longest time group commit waits, with no entry in flight, for the producers the last entry answered to send again, so that N sync producers share one entry; at most half the last commit time. 0 proposes at once.",
 		set: func(b *Broker, s string) error {
 			d, err := parseDuration(s, false)
 			if err != nil {

@@ -104,7 +104,6 @@ func (a *API) runtimeInfo() map[string]string {
 	t["raftLogWriteNanos"] = rs["log_store_write_ns"]
 	t["groupCommitEntries"] = rs["group_commit_entries"]
 	t["groupCommitMessages"] = rs["group_commit_messages"]
-	t["groupCommitGathering"] = rs["group_commit_gathering"]
 	// raft's applied index counts no-op and configuration entries, which never
 	// reach the FSM; lag is measured with it so an idle group shows none.
 	t["raftAppliedIndex"] = rs["applied_index"]

@@ -37,12 +37,10 @@ var (
 		"Raft entries this node proposed as leader for sends (group commit).", nil, nil)
 	descGCMessages = prometheus.NewDesc("rocketraft_group_commit_messages_total",
 		"Messages in the entries of rocketraft_group_commit_entries_total.", nil, nil)
-	descGCGathering = prometheus.NewDesc("rocketraft_group_commit_gathering",
-		"1 while group commit waits for returning sync producers; 0 when the gather is off (configured off, or switched off by open-loop traffic).", nil, nil)
 )
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descTerm, descRole, descApplied, descCommit, descLast, descLastContact, descCLMax, descCLMin, descDisk, descDiskFree, descDispatchLag, descUnflushed, descPolls, descGCEntries, descGCMessages, descGCGathering} {
+	for _, d := range []*prometheus.Desc{descTerm, descRole, descApplied, descCommit, descLast, descLastContact, descCLMax, descCLMin, descDisk, descDiskFree, descDispatchLag, descUnflushed, descPolls, descGCEntries, descGCMessages} {
 		ch <- d
 	}
 }
@@ -81,9 +79,6 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		counter(descGCEntries, "group_commit_entries")
 		counter(descGCMessages, "group_commit_messages")
-		if on, err := strconv.ParseBool(rs["group_commit_gathering"]); err == nil {
-			gauge(descGCGathering, map[bool]float64{false: 0, true: 1}[on])
-		}
 	}
 	if s := src.Store; s != nil {
 		maxOff := s.MaxPhysicalOffset()

@@ -21,9 +21,7 @@
 //     full batch), else it waits and grows. With nothing in flight, the queue
 //     waits up to GatherMax (and half the last commit) for the callers the
 //     last entry answered, so N sync producers share one entry instead of
-//     alternating 1 and N-1. The gather turns itself off while those callers
-//     keep not coming back within its window (open-loop producers) and on
-//     again once they do. Each caller gets its own results.
+//     alternating 1 and N-1. Each caller gets its own results.
 //     More than MaxPending queued messages fail fast with ErrBusy.
 //   - Roles: RoleLeader is announced (Subscribe, State) only after the leader
 //     barrier — the node has applied everything committed before its term —

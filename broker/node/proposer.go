@@ -72,9 +72,7 @@ type ProposerConfig struct {
 	// time and at most GatherMax, unless PipelineMinBytes or a full batch is
 	// queued, or PipelineMinBytes would be once they are back. Without it N
 	// sync producers split into entries of 1 and N-1: the first to come back
-	// goes alone while the rest are still on their way. The gather switches
-	// itself off while the callers keep not coming back in time, and on again
-	// once they do (gatherOffAfterMisses). Negative: no gather.
+	// goes alone while the rest are still on their way. Negative: no gather.
 	GatherMax time.Duration
 	// MaxPending caps messages queued for an entry; beyond it Propose fails fast
 	// with ErrBusy (the broker answers SYSTEM_BUSY).
@@ -133,9 +131,6 @@ type resultsFunc[R any] func(resp any, n int) ([]R, error)
 type ProposerStats struct {
 	Entries  uint64 // raft entries proposed
 	Messages uint64 // messages in those entries
-	// Gathering is whether the gather is on (ProposerConfig.GatherMax > 0 and
-	// not switched off by open-loop traffic).
-	Gathering bool
 }
 
 // request is one Propose call. Its fields after done is closed belong to the
@@ -217,12 +212,6 @@ type proposer[R any] struct {
 	expect       int
 	gatherWindow time.Duration
 	gatherUntil  time.Time
-	// arrivals counts the requests ever queued; watch, gatherOff and
-	// gatherStreak tune the gather to the traffic (scoreGatherLocked).
-	arrivals     uint64
-	watch        gatherWatch
-	gatherOff    bool
-	gatherStreak int
 	closed       bool
 	// open holds the entries handed to raft and not yet answered.
 	open map[*entry[R]]struct{}
@@ -292,10 +281,6 @@ func (p *proposer[R]) Propose(ctx context.Context, msgs [][]byte) ([]R, error) {
 	}
 	p.queue = append(p.queue, r)
 	p.waiting++
-	p.arrivals++
-	if p.watch.open {
-		p.watchArrivalLocked(time.Now())
-	}
 	p.pending += len(msgs)
 	p.pendingBytes += r.bytes
 	p.mu.Unlock()
@@ -364,12 +349,9 @@ func (p *proposer[R]) giveUp(r *request[R], now time.Time) error {
 	return nil
 }
 
-// Stats reports the entries and messages proposed so far and the gather's state.
+// Stats reports the entries and messages proposed so far.
 func (p *proposer[R]) Stats() ProposerStats {
-	p.mu.Lock()
-	gathering := p.cfg.GatherMax > 0 && !p.gatherOff
-	p.mu.Unlock()
-	return ProposerStats{Entries: p.entries.Load(), Messages: p.messages.Load(), Gathering: gathering}
+	return ProposerStats{Entries: p.entries.Load(), Messages: p.messages.Load()}
 }
 
 // Close fails queued calls with ErrClosed, stops proposing and waits until every
@@ -556,72 +538,6 @@ func (p *proposer[R]) gatherLocked(now time.Time) time.Duration {
 	return p.gatherUntil.Sub(now)
 }
 
-// The gather pays only when the callers an entry answered send again at once,
-// as sync producers do. Open-loop producers (a fixed rate, an async client
-// under its window) do not: for them every gather runs its whole window for
-// nothing, which cost 0.8 ms of p50 and a few ms of p99 at 15,000 msgs/s
-// (docs/performance.md, fourteenth pass). So every answered entry that would
-// be gathered for is watched, whether the gather is on or off: did as many
-// requests as it answered arrive within the gather's window of the first one
-// back? Eight misses in a row turn the gather off; four hits in a row turn it
-// back on.
-const (
-	gatherOffAfterMisses = 8
-	gatherOnAfterHits    = 4
-)
-
-// gatherWatch is the evidence being collected for one answered entry: want
-// more requests after base arrivals, by deadline (set by the first of them).
-type gatherWatch struct {
-	open     bool
-	base     uint64
-	want     uint64
-	deadline time.Time
-}
-
-// watchArrivalLocked scores the open watch once a request arrives that decides
-// it. p.mu is held.
-func (p *proposer[R]) watchArrivalLocked(now time.Time) {
-	w := &p.watch
-	if w.deadline.IsZero() {
-		w.deadline = now.Add(p.gatherWindow)
-	}
-	if now.After(w.deadline) {
-		w.open = false
-		p.scoreGatherLocked(false)
-		return
-	}
-	if p.arrivals-w.base >= w.want {
-		w.open = false
-		p.scoreGatherLocked(true)
-	}
-}
-
-// endWatchLocked closes the open watch when the next entry is answered: a
-// window that ran out short of its callers is a miss; one that never started
-// (nobody sent) or is still running says nothing. p.mu is held.
-func (p *proposer[R]) endWatchLocked(now time.Time) {
-	w := &p.watch
-	if w.open && !w.deadline.IsZero() && now.After(w.deadline) {
-		p.scoreGatherLocked(false)
-	}
-	w.open = false
-}
-
-// scoreGatherLocked counts evidence against the gather's current state and
-// flips it after enough in a row. p.mu is held.
-func (p *proposer[R]) scoreGatherLocked(hit bool) {
-	if hit != p.gatherOff {
-		p.gatherStreak = 0 // agrees with the current state
-		return
-	}
-	p.gatherStreak++
-	if (p.gatherOff && p.gatherStreak >= gatherOnAfterHits) || (!p.gatherOff && p.gatherStreak >= gatherOffAfterMisses) {
-		p.gatherOff = !p.gatherOff
-		p.gatherStreak = 0
-	}
-}
-
 func (p *proposer[R]) failQueued() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -679,19 +595,12 @@ func (p *proposer[R]) complete(e *entry[R]) {
 		// they would bring it to PipelineMinBytes, as an async window's do:
 		// that queue behaves as before the gather.
 		now := time.Now()
-		p.endWatchLocked(now)
 		p.expect = p.waiting + len(e.reqs)
 		if p.cfg.PipelineMinBytes > 0 && p.pendingBytes+e.bytes >= p.cfg.PipelineMinBytes {
 			p.expect = 0
 		}
 		p.gatherWindow = min(p.cfg.GatherMax, now.Sub(e.proposed)/2)
 		p.gatherUntil = time.Time{} // starts when the first caller is back
-		if p.expect > 0 {
-			p.watch = gatherWatch{open: true, base: p.arrivals, want: uint64(len(e.reqs))}
-			if p.gatherOff {
-				p.expect = 0
-			}
-		}
 	}
 	off := 0
 	for _, r := range e.reqs {

@@ -68,7 +68,6 @@ func (r *nodeReplica) RaftStats() map[string]string {
 	ps := r.n.ProposerStats()
 	st["group_commit_entries"] = strconv.FormatUint(ps.Entries, 10)
 	st["group_commit_messages"] = strconv.FormatUint(ps.Messages, 10)
-	st["group_commit_gathering"] = strconv.FormatBool(ps.Gathering)
 	return st
 }
 

@@ -102,9 +102,8 @@ type Membership interface {
 	// RaftStats is hashicorp/raft's Stats() map (last_contact, num_peers, …)
 	// plus log_store_writes and log_store_write_ns: the raft log's fsynced
 	// writes since the node opened and their total time; and
-	// group_commit_entries, group_commit_messages (what this node proposed as
-	// leader) and group_commit_gathering ("true" while group commit waits
-	// for returning sync producers, see node.ProposerConfig.GatherMax).
+	// group_commit_entries and group_commit_messages: the send entries this
+	// node proposed as leader and the messages in them.
 	RaftStats() map[string]string
 }
 
