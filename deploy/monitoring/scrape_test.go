@@ -216,6 +216,12 @@ func TestScrapeAfterKnownWorkload(t *testing.T) {
 			t.Errorf("follower %s applied index %v", n.id, v)
 		}
 	}
+	// Group commit: every send above went through the leader's proposer (the
+	// follower relayed its sends there), in at least one entry.
+	gcMsgs, gcEntries := one(t, lm, "rocketraft_group_commit_messages_total", node), one(t, lm, "rocketraft_group_commit_entries_total", node)
+	if gcMsgs < sent || gcEntries < 1 || gcEntries > gcMsgs {
+		t.Errorf("leader's group commit: %v messages in %v entries, want ≥ %d messages in 1..messages entries", gcMsgs, gcEntries, sent)
+	}
 	if v := one(t, lm, "rocketraft_raft_role", with(node, "role", "LEADER")); v != 1 {
 		t.Errorf("leader's role gauge LEADER = %v", v)
 	}
