@@ -107,7 +107,7 @@ func startBenchTarget(t *testing.T, topic string, queues int32) string {
 	if err := rep.UpsertTopic(context.Background(), fsm.NewTopic(topic, queues, fsm.PermRead|fsm.PermWrite)); err != nil {
 		t.Fatal(err)
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePorts(t, 1)[0]))
 	b, err := broker.New(broker.Config{ClusterName: "c", BrokerName: "broker-a", ListenAddr: addr, ClientAddr: addr,
 		NamesrvAddrs: []string{ns.Addr()}, SelfID: "n0", Peers: []broker.Peer{{ID: "n0", ClientAddr: addr}}}, st, rep)
 	if err != nil {

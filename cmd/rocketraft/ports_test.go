@@ -1,18 +1,20 @@
 package main
 
 import (
-	"net"
 	"testing"
+
+	"github.com/rocketraft/rocketraft/internal/proctest"
 )
 
-// freePort is a TCP port on 127.0.0.1 that nothing listens on right now, for a
-// test that must name its port before it listens (config files, raft peers).
-func freePort(t testing.TB) int {
+// freePorts is n distinct loopback ports that nothing listens on right now, for
+// a test that must name its ports before it listens (config files, raft peers).
+// proctest picks them below the ephemeral range, each with the port two below
+// (a broker's VIP channel) free too.
+func freePorts(t testing.TB, n int) []int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := proctest.FreePorts(n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ports
 }

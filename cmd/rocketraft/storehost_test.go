@@ -90,10 +90,7 @@ func TestStoreHostSystemResolverLocalhost(t *testing.T) {
 // nodeConfig with host names everywhere: raft's configuration and this node's
 // advertised address keep the names, only STOREHOST is an IP.
 func TestNodeConfigKeepsHostNames(t *testing.T) {
-	ports := make([]int, 3)
-	for i := range ports {
-		ports[i] = freePort(t)
-	}
+	ports := freePorts(t, 3)
 	conf := fmt.Sprintf(`brokerIP1=localhost
 listenPort=10911
 storePathRootDir=%s
