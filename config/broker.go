@@ -44,6 +44,9 @@ type RaftConfig struct {
 	MaxAppendEntries   int           // raftMaxAppendEntries
 	// DiskStallTimeout (raftDiskStallTimeout): 0 = automatic, negative = off.
 	DiskStallTimeout time.Duration
+	// SerialLeaderFsync is raftLeaderFsyncOverlap=false: the leader fsyncs
+	// its log before replicating, as hashicorp/raft does by itself.
+	SerialLeaderFsync bool
 }
 
 // GroupCommitConfig bounds the proposer that coalesces concurrent sends into one

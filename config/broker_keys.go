@@ -612,6 +612,18 @@ var brokerKeys = []keySpec[Broker]{
 		check: func(b *Broker) string { return intRule(int64(b.Raft.MaxAppendEntries), 1, 1024) },
 	},
 	{
+		name: "raftLeaderFsyncOverlap", doc: "The leader fsyncs its raft log while the followers receive the entry, instead of before sending it; an entry is applied and acknowledged only once the leader's copy is durable too, so an ack still means a quorum fsynced it (docs/decisions/0015). false: fsync, then replicate.",
+		set: func(b *Broker, s string) error {
+			v, err := parseBool(s)
+			if err != nil {
+				return err
+			}
+			b.Raft.SerialLeaderFsync = !v
+			return nil
+		},
+		get: func(b *Broker) string { return btoa(!b.Raft.SerialLeaderFsync) },
+	},
+	{
 		// The disk guard (broker/node/diskguard.go, chaos D8): a leader whose raft
 		// log write or CommitLog append hangs this long stops answering its
 		// followers, so they elect a leader with a working disk.

@@ -53,7 +53,7 @@ func TestKeyDocsComplete(t *testing.T) {
 		"tlsMode", "tlsServerCertPath", "tlsServerKeyPath", "tlsServerTrustCertPath", "tlsServerNeedClientAuth", "tlsClientEnable",
 		"raftTlsEnable",
 		"raftHeartbeatTimeout", "raftElectionTimeout", "raftLeaderLeaseTimeout", "raftCommitTimeout",
-		"raftSnapshotInterval", "raftSnapshotThreshold", "raftTrailingLogs", "raftLogStore", "raftMaxAppendEntries", "raftDiskStallTimeout",
+		"raftSnapshotInterval", "raftSnapshotThreshold", "raftTrailingLogs", "raftLogStore", "raftMaxAppendEntries", "raftLeaderFsyncOverlap", "raftDiskStallTimeout",
 		"groupCommitMaxBytes", "groupCommitMaxMessages", "groupCommitMaxPending", "groupCommitMaxInflight", "groupCommitPipelineMinBytes", "groupCommitGatherMax",
 		"consumerOffsetFlushInterval", "adminListen", "logLevel",
 	}

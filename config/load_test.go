@@ -73,6 +73,7 @@ func testdataBroker() Broker {
 			LogStore:           LogStoreBoltDB,
 			MaxAppendEntries:   128,
 			DiskStallTimeout:   3 * time.Second,
+			SerialLeaderFsync:  true,
 		},
 		GroupCommit: GroupCommitConfig{MaxBytes: 2 << 20, MaxMessages: 512, MaxPending: 4096, MaxInflight: 3, PipelineMinBytes: 0, GatherMax: 2 * time.Millisecond},
 		// The tls files are real (a CA and a leaf for 10.0.0.5 valid until 2125), but

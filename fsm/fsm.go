@@ -48,6 +48,15 @@ type Config struct {
 	// when a committed entry cannot be applied for want of disk space; the FSM
 	// then waits for space (diskwait.go).
 	OnDiskFull func(error)
+	// WaitLogDurable, when set, is called (from the FSM goroutine, before an
+	// entry is applied) with the entry's raft index and the FSM's stop channel;
+	// it returns once the raft log holds the entry on stable storage. The
+	// leader's log fsync runs alongside replication (raftlog's leadersync.go),
+	// so an entry can be committed before it is durable on the leader; applying
+	// it only then keeps "applied" meaning "fsynced on a quorum". An error (the
+	// fsync failed, or the FSM is stopping) stops the FSM: that entry and every
+	// later one stay unapplied until a restart replays them.
+	WaitLogDurable func(index uint64, stop <-chan struct{}) error
 }
 
 // Errors of the FSM lifecycle.
@@ -199,20 +208,51 @@ func (f *FSM) CommitLogOffset() store.PhysicalOffset {
 
 // Apply implements raft.FSM.
 func (f *FSM) Apply(l *raft.Log) any {
+	waitErr := f.waitDurable(l.Index)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.stopOnLogError(waitErr)
 	return f.applyLocked(l)
 }
 
 // ApplyBatch implements raft.BatchingFSM: one lock for the batch, results in order.
 func (f *FSM) ApplyBatch(ls []*raft.Log) []any {
+	var waitErr error
+	if len(ls) > 0 {
+		waitErr = f.waitDurable(ls[len(ls)-1].Index)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.stopOnLogError(waitErr)
 	out := make([]any, len(ls))
 	for i, l := range ls {
 		out[i] = f.applyLocked(l)
 	}
 	return out
+}
+
+// waitDurable waits, without f.mu, until the raft log holds index on stable
+// storage (Config.WaitLogDurable).
+func (f *FSM) waitDurable(index uint64) error {
+	if f.cfg.WaitLogDurable == nil {
+		return nil
+	}
+	return f.cfg.WaitLogDurable(index, f.stopCh)
+}
+
+// stopOnLogError stops applying for good when the wait for durability failed.
+// Caller holds f.mu.
+func (f *FSM) stopOnLogError(err error) {
+	if err == nil || f.stopped {
+		return
+	}
+	select {
+	case <-f.stopCh: // shutting down: nothing to report
+	default:
+		f.log.Error("raft log not durable here: applying nothing more until a restart", "applied_index", f.applied, "error", err)
+	}
+	f.stopped = true
+	f.Stop()
 }
 
 func (f *FSM) applyLocked(l *raft.Log) any {

@@ -95,7 +95,7 @@ func TestWALSyncsEveryBatch(t *testing.T) {
 		_, before := vfs.state()
 		logs := makeLogs(next, next+uint64(batch%5), 1, 4096)
 		next += uint64(len(logs))
-		storeLogs(t, &walStore{w: w}, logs)
+		storeLogs(t, &walStore{w: w, ls: newLeaderSync()}, logs)
 		dirty, after := vfs.state()
 		if len(dirty) > 0 {
 			t.Fatalf("batch %d: StoreLogs returned with unsynced bytes in %v", batch, dirty)

@@ -135,7 +135,7 @@ func TestWALStoreRecoversFromFailedRotation(t *testing.T) {
 			dir := t.TempDir()
 			vfs := &fullDiskVFS{VFS: fs.New()}
 			vfs.noFile.Store(tc.noFile)
-			s, err := newWALStore(openSmallWAL(dir, vfs), testLogger(t))
+			s, err := newWALStore(openSmallWAL(dir, vfs), nil, testLogger(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -197,7 +197,7 @@ func TestWALStoreRecoversFromFailedRotation(t *testing.T) {
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
-			again, err := newWALStore(openSmallWAL(dir, fs.New()), testLogger(t))
+			again, err := newWALStore(openSmallWAL(dir, fs.New()), nil, testLogger(t))
 			if err != nil {
 				t.Fatalf("reopen from disk: %v", err)
 			}

@@ -73,6 +73,9 @@ type Stores struct {
 	Kind LogStoreKind
 	// timed counts the backend's writes (WriteStats).
 	timed *timedLogStore
+	// ls tracks the leader's deferred fsyncs (raft-wal only; nil for boltdb,
+	// whose every write is fsynced before it returns).
+	ls *leaderSync
 	// Dir is the directory the stores live in.
 	Dir string
 
@@ -112,11 +115,12 @@ func openStoresOn(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.Log
 		return nil, err
 	}
 
-	backend, closer, err := openLogBackend(dir, kind, vfs, logger)
+	backend, closer, ls, err := openLogBackend(dir, kind, vfs, logger)
 	if err != nil {
 		return fail(err)
 	}
 	s.closers = append(s.closers, closer)
+	s.ls = ls
 	s.timed = &timedLogStore{LogStore: backend}
 	s.Log = newLogCache(s.timed, logCacheEntries, logCacheBytes)
 
@@ -147,33 +151,34 @@ func openStoresOn(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.Log
 	return s, nil
 }
 
-func openLogBackend(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.Logger) (raft.LogStore, io.Closer, error) {
+func openLogBackend(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.Logger) (raft.LogStore, io.Closer, *leaderSync, error) {
 	switch kind {
 	case LogStoreWAL:
 		walDir := filepath.Join(dir, WALDirName)
 		if err := os.MkdirAll(walDir, 0o750); err != nil {
-			return nil, nil, fmt.Errorf("create wal dir %s: %w", walDir, err)
+			return nil, nil, nil, fmt.Errorf("create wal dir %s: %w", walDir, err)
 		}
 		if vfs == nil {
 			vfs = walfs.New()
 		}
-		late := newLateDeleteFS(vfs, logger)
+		ls := newLeaderSync()
+		late := newLateDeleteFS(deferVFS{VFS: vfs, ls: ls}, logger)
 		open := func(meta types.MetaStore) (*wal.WAL, error) {
 			return wal.Open(walDir, wal.WithMetaStore(meta), wal.WithSegmentFiler(segment.NewFiler(walDir, late)), wal.WithLogger(logger.Named("wal")))
 		}
-		ws, err := newWALStore(open, logger)
+		ws, err := newWALStore(open, ls, logger)
 		if err != nil {
 			_ = late.Close()
-			return nil, nil, fmt.Errorf("open wal %s: %w", walDir, err)
+			return nil, nil, nil, fmt.Errorf("open wal %s: %w", walDir, err)
 		}
-		return ws, closeBoth{ws, late}, nil
+		return ws, closeBoth{ws, late}, ls, nil
 	case LogStoreBoltDB:
 		path := filepath.Join(dir, BoltLogFileName)
 		db, err := openBolt(path)
 		if err != nil {
-			return nil, nil, fmt.Errorf("open boltdb log %s: %w", path, err)
+			return nil, nil, nil, fmt.Errorf("open boltdb log %s: %w", path, err)
 		}
-		return db, db, nil
+		return db, db, nil, nil
 	default:
 		// ParseLogStoreKind ran first.
 		panic(fmt.Sprintf("raftlog: unvalidated log store kind %q", kind))

@@ -60,6 +60,9 @@ type walStore struct {
 	nextTry time.Time
 	// reopens counts successful reopens (tests, and the log line).
 	reopens atomic.Uint64
+	// ls defers the leader's fsyncs (leadersync.go); its deferVFS must be
+	// the one open writes segment files through.
+	ls *leaderSync
 }
 
 // reopenBackoff spaces reopen attempts while the disk stays full.
@@ -75,23 +78,62 @@ var (
 )
 
 // newWALStore opens the WAL with open, which the store also calls to reopen
-// it; open must pass meta to wal.Open (wal.WithMetaStore).
-func newWALStore(open func(meta types.MetaStore) (*wal.WAL, error), log hclog.Logger) (*walStore, error) {
-	s := &walStore{open: open, meta: &metadb.BoltMetaDB{}, log: log}
-	w, err := open(keptOpen{s.meta})
+// it; open must pass meta to wal.Open (wal.WithMetaStore) and write segments
+// through ls's deferVFS. ls nil: a leaderSync of its own, which then never
+// defers (tests that open raft-wal on a VFS of their own).
+func newWALStore(open func(meta types.MetaStore) (*wal.WAL, error), ls *leaderSync, log hclog.Logger) (*walStore, error) {
+	if ls == nil {
+		ls = newLeaderSync()
+	}
+	s := &walStore{open: open, meta: &metadb.BoltMetaDB{}, log: log, ls: ls}
+	w, err := open(s.keptOpen())
 	if err != nil {
 		_ = s.meta.Close()
+		ls.close()
 		return nil, err
 	}
 	s.w = w
+	if err := s.syncOpened(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
+// syncOpened fsyncs the segment files the open found, which may hold a killed
+// process's unsynced writes, then counts the whole log as durable.
+func (s *walStore) syncOpened() error {
+	if err := s.ls.syncRound(false); err != nil {
+		return err
+	}
+	last, err := s.w.LastIndex()
+	if err != nil {
+		return err
+	}
+	s.ls.reset(last)
+	return nil
+}
+
+func (s *walStore) keptOpen() keptOpen { return keptOpen{BoltMetaDB: s.meta, ls: s.ls} }
+
 // keptOpen is the meta DB as a WAL sees it: closing the WAL leaves it open for
-// the next one; walStore.Close closes it.
-type keptOpen struct{ *metadb.BoltMetaDB }
+// the next one; walStore.Close closes it. Every metadata commit first fsyncs
+// the leader's deferred writes: a rotation commits "segment sealed" after the
+// append that sealed it, whose fsync may still be deferred, and recovery must
+// never find a sealed segment without its index frame.
+type keptOpen struct {
+	*metadb.BoltMetaDB
+	ls *leaderSync
+}
 
 func (keptOpen) Close() error { return nil }
+
+func (k keptOpen) CommitState(st types.PersistentState) error {
+	if err := k.ls.syncRound(false); err != nil {
+		return err
+	}
+	return k.BoltMetaDB.CommitState(st)
+}
 
 // with runs f on the open WAL under the shared lock.
 func (s *walStore) with(f func(w *wal.WAL) error) error {
@@ -132,7 +174,37 @@ func (s *walStore) LastIndex() (uint64, error) {
 
 func (s *walStore) StoreLog(log *raft.Log) error { return s.StoreLogs([]*raft.Log{log}) }
 
+// StoreLogs writes logs. On the leader (ls.mayDefer) it returns once they are
+// written and leaves the fsync to the syncer (leadersync.go); everywhere else
+// they are fsynced before it returns.
 func (s *walStore) StoreLogs(logs []*raft.Log) error {
+	if len(logs) == 0 {
+		return nil
+	}
+	if err := s.ls.failed(); err != nil {
+		return err
+	}
+	last := logs[len(logs)-1].Index
+	if s.ls.mayDefer() {
+		s.ls.deferring.Store(true)
+		err := s.storeLogs(logs)
+		s.ls.deferring.Store(false)
+		if err == nil {
+			s.ls.written(last)
+		}
+		return err
+	}
+	if err := s.storeLogs(logs); err != nil {
+		return err
+	}
+	// The batch's fsync covered the tail segment, the only file a deferred
+	// write may still be pending in (a sealed one was synced before its
+	// metadata commit), so everything up to last is durable.
+	s.ls.synced(last)
+	return nil
+}
+
+func (s *walStore) storeLogs(logs []*raft.Log) error {
 	var wedged *wal.WAL
 	err := s.with(func(w *wal.WAL) error {
 		err := w.StoreLogs(logs)
@@ -166,20 +238,37 @@ func (s *walStore) reopen(old *wal.WAL) error {
 	} else if time.Now().Before(s.nextTry) {
 		return errors.New("waiting before the next attempt")
 	}
-	w, err := s.open(keptOpen{s.meta})
+	w, err := s.open(s.keptOpen())
 	if err != nil {
 		s.nextTry = time.Now().Add(reopenBackoff)
 		s.log.Error("reopening raft-wal after a failed segment rotation", "error", err)
 		return err
 	}
 	s.w = w
+	if err := s.syncOpened(); err != nil {
+		return err
+	}
 	n := s.reopens.Add(1)
 	s.log.Warn("reopened raft-wal after a failed segment rotation", "reopens", n)
 	return nil
 }
 
+// DeleteRange deletes [min, max]. A suffix truncation (a follower dropping
+// entries a new leader does not have) lowers Durable to min-1 first.
 func (s *walStore) DeleteRange(min, max uint64) error {
-	return s.with(func(w *wal.WAL) error { return w.DeleteRange(min, max) })
+	return s.with(func(w *wal.WAL) error {
+		last, err := w.LastIndex()
+		if err != nil {
+			return err
+		}
+		if max >= last && min <= last {
+			if err := s.ls.syncRound(false); err != nil {
+				return err
+			}
+			s.ls.truncated(min)
+		}
+		return w.DeleteRange(min, max)
+	})
 }
 
 func (s *walStore) IsMonotonic() bool { return true }
@@ -192,5 +281,6 @@ func (s *walStore) Close() error {
 		err = s.w.Close()
 		s.w = nil
 	}
+	s.ls.close()
 	return errors.Join(err, s.meta.Close())
 }

@@ -95,6 +95,10 @@ type Config struct {
 	// (diskguard.go). 0 means 2 × HeartbeatTimeout, at least
 	// MinDiskStallTimeout; negative disables it.
 	DiskStallTimeout time.Duration
+	// SerialLeaderFsync turns off the overlap of the leader's raft log fsync
+	// with replication (raftlog's leadersync.go): the leader then fsyncs each
+	// batch before raft sends it, as hashicorp/raft does by itself.
+	SerialLeaderFsync bool
 	// CheckpointInterval is how often the FSM's apply checkpoint is written.
 	CheckpointInterval time.Duration
 	// Proposer bounds group commit.

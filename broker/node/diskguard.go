@@ -35,11 +35,13 @@ type diskGuard struct {
 	threshold time.Duration
 	log       hclog.Logger
 	// oldest is the start (unix ns) of the oldest write in progress, 0 if none.
-	// Writes of one kind are serial (raft's log, the FSM's appends), so two
-	// slots are enough.
-	logStart, storeStart atomic.Int64
-	fences               atomic.Int64
-	fenced               atomic.Bool
+	// Writes of one kind are serial (raft's log, the FSM's appends, the
+	// deferred log fsyncs), so one slot per kind is enough.
+	// syncStart is the leader's deferred raft log fsync (raftlog's
+	// leadersync.go), which runs apart from StoreLogs.
+	logStart, storeStart, syncStart atomic.Int64
+	fences                          atomic.Int64
+	fenced                          atomic.Bool
 	// logFailed is when (unix ns) a raft log write last failed, 0 once one
 	// succeeded since. For campaignHold after it the node asks nobody for a
 	// vote (campaignCheck).
@@ -112,7 +114,7 @@ func (g *diskGuard) stalled() bool {
 	}
 	now := time.Now().UnixNano()
 	s := false
-	for _, start := range []int64{g.logStart.Load(), g.storeStart.Load()} {
+	for _, start := range []int64{g.logStart.Load(), g.storeStart.Load(), g.syncStart.Load()} {
 		if start != 0 && time.Duration(now-start) > g.threshold {
 			s = true
 		}

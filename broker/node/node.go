@@ -83,6 +83,8 @@ func Open(cfg Config) (*Node, error) {
 		Logger:      cfg.Logger,
 		SegmentSize: cfg.Store.CommitLogSegmentSize,
 		OnDiskFull:  diskFullHandler(n.raftForFSM.Load, n.log, &n.bg),
+		// n.stores is open before raft starts, the first caller.
+		WaitLogDurable: func(index uint64, stop <-chan struct{}) error { return n.stores.WaitDurable(index, stop) },
 	})
 	if err != nil {
 		return fail(fmt.Errorf("node id=%s open fsm: %w", cfg.ID, err))
@@ -130,12 +132,25 @@ func Open(cfg Config) (*Node, error) {
 	rc := cfg.raftConfig()
 	rc.NotifyCh = notify
 	var trans raft.Transport = drainedTransport{Transport: cfg.Transport}
+	if !cfg.SerialLeaderFsync {
+		trans = commitCapTransport{Transport: trans, durable: n.stores.DurableIndex}
+	}
 	if guard.enabled() {
+		n.stores.TimeDeferredFsync(func(sync func() error) error {
+			err := guard.time(&guard.syncStart, sync)
+			guard.logWritten(err)
+			return err
+		})
 		trans = fencedTransport{Transport: trans, g: guard}
 	}
 	r, err := raft.NewRaft(rc, n.fsm, n.stores.Log, n.stores.Stable, n.snaps, trans)
 	if err != nil {
 		return fail(fmt.Errorf("node id=%s start raft: %w", cfg.ID, err))
+	}
+	if !cfg.SerialLeaderFsync {
+		// raft stores its leader's batches from its main goroutine, the one
+		// that changes its state, so State() read in StoreLogs is exact.
+		n.stores.DeferLeaderFsync(func() bool { return r.State() == raft.Leader })
 	}
 	n.raft = r
 	n.raftForFSM.Store(r)

@@ -100,6 +100,7 @@ func nodeConfig(cfg config.Broker, log hclog.Logger) (node.Config, error) {
 		SnapshotThreshold:  cfg.Raft.SnapshotThreshold,
 		TrailingLogs:       cfg.Raft.TrailingLogs,
 		DiskStallTimeout:   cfg.Raft.DiskStallTimeout,
+		SerialLeaderFsync:  cfg.Raft.SerialLeaderFsync,
 		Proposer: node.ProposerConfig{
 			MaxBatchBytes:    cfg.GroupCommit.MaxBytes,
 			MaxBatchMessages: cfg.GroupCommit.MaxMessages,
