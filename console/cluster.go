@@ -44,6 +44,9 @@ type nodeDoc struct {
 	putLatencyP99            *float64
 	logWrites, logWriteNanos float64
 	hasLogWrites             bool
+	// logFsyncs, logFsyncNanos: the leader's deferred raft log fsync rounds
+	// (decision 0015); its logWrites then time the write only.
+	logFsyncs, logFsyncNanos float64
 }
 
 // groupDoc is one broker group.
@@ -186,6 +189,11 @@ func nodeOf(r admin.NodeStatus) nodeDoc {
 	ns, nerr := strconv.ParseFloat(t["raftLogWriteNanos"], 64)
 	if werr == nil && nerr == nil {
 		n.logWrites, n.logWriteNanos, n.hasLogWrites = w, ns, true
+	}
+	if f, err := strconv.ParseFloat(t["raftLogDeferredFsyncs"], 64); err == nil {
+		if fns, err := strconv.ParseFloat(t["raftLogDeferredFsyncNanos"], 64); err == nil {
+			n.logFsyncs, n.logFsyncNanos = f, fns
+		}
 	}
 	if r.Role != "LEADER" {
 		n.LastContactMs = lastContactMs(r.LastContact)

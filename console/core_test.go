@@ -162,6 +162,18 @@ func TestFsyncMean(t *testing.T) {
 	}
 }
 
+func TestFsyncLatencyOfALeaderIsItsDeferredRounds(t *testing.T) {
+	writes := [2][2]float64{{10, 1e6}, {14, 1.4e6}} // 0.1 ms per write
+	leader := [2][2]float64{{5, 5e6}, {7, 8e6}}     // 1.5 ms per fsync round
+	if ms, ok := fsyncLatency(writes[0], writes[1], leader[0], leader[1]); !ok || ms != 1.5 {
+		t.Fatalf("leader: %v %v, want its fsync rounds' 1.5 ms", ms, ok)
+	}
+	follower := [2][2]float64{{5, 5e6}, {5, 5e6}}
+	if ms, ok := fsyncLatency(writes[0], writes[1], follower[0], follower[1]); !ok || ms != 0.1 {
+		t.Fatalf("follower: %v %v, want its writes' 0.1 ms", ms, ok)
+	}
+}
+
 // TestNoNameserverAnswers: with nothing listening at the nameserver address
 // the API answers 503 with the JSON error, and the event stream opens with a
 // clusterError event instead of failing.

@@ -20,9 +20,11 @@ type sampler struct {
 
 	mu sync.Mutex
 	// nodeCounts are each node's put and get counters at the last sample,
-	// logWrites its raft log's write count and total write time.
+	// logWrites its raft log's write count and total write time,
+	// logFsyncs its deferred fsync rounds and their total time (a leader).
 	nodeCounts map[string][2]counter
 	logWrites  map[string][2]float64
+	logFsyncs  map[string][2]float64
 	// topicIn/topicOut: the sum of a topic's max offsets and of its consumers'
 	// offsets at the last sample; groupOff the sum of a group's offsets.
 	topicIn, topicOut, groupOff map[string]counter
@@ -33,7 +35,7 @@ type sampler struct {
 
 func newSampler(s *Server, cfg Config) *sampler {
 	return &sampler{s: s, cfg: cfg, series: newSeriesStore(cfg.Window),
-		nodeCounts: map[string][2]counter{}, logWrites: map[string][2]float64{}, topicIn: map[string]counter{}, topicOut: map[string]counter{},
+		nodeCounts: map[string][2]counter{}, logWrites: map[string][2]float64{}, logFsyncs: map[string][2]float64{}, topicIn: map[string]counter{}, topicOut: map[string]counter{},
 		groupOff: map[string]counter{}, inRate: map[string]float64{}, outRate: map[string]float64{},
 		consumeRate: map[string]float64{}, lag: map[string]int64{}}
 }
@@ -96,10 +98,11 @@ func (sp *sampler) recordCluster(doc clusterDoc) {
 				sp.series.add("putLatencyP99Ms", labels, t, *n.putLatencyP99)
 			}
 			if n.hasLogWrites {
-				if ms, ok := fsyncMean(sp.logWrites[n.Addr], [2]float64{n.logWrites, n.logWriteNanos}); ok {
+				writes, fsyncs := [2]float64{n.logWrites, n.logWriteNanos}, [2]float64{n.logFsyncs, n.logFsyncNanos}
+				if ms, ok := fsyncLatency(sp.logWrites[n.Addr], writes, sp.logFsyncs[n.Addr], fsyncs); ok {
 					sp.series.add("fsyncLatencyMs", labels, t, ms)
 				}
-				sp.logWrites[n.Addr] = [2]float64{n.logWrites, n.logWriteNanos}
+				sp.logWrites[n.Addr], sp.logFsyncs[n.Addr] = writes, fsyncs
 			}
 			cur := [2]counter{{t, float64(n.MsgPutTotal)}, {t, float64(n.MsgGetTotal)}}
 			prev, ok := sp.nodeCounts[n.Addr]
@@ -117,6 +120,17 @@ func (sp *sampler) recordCluster(doc clusterDoc) {
 			sp.series.add("messagesOutPerSec", labels, t, out)
 		}
 	}
+}
+
+// fsyncLatency is the fsyncLatencyMs point between two samples: the mean of
+// the deferred fsync rounds when the node ran any (a leader, whose StoreLogs
+// only writes: decision 0015), else the mean of its log writes, each a write
+// and an fsync on a follower.
+func fsyncLatency(prevWrites, curWrites, prevFsyncs, curFsyncs [2]float64) (float64, bool) {
+	if ms, ok := fsyncMean(prevFsyncs, curFsyncs); ok {
+		return ms, true
+	}
+	return fsyncMean(prevWrites, curWrites)
 }
 
 // fsyncMean is the mean raft-log write (and fsync) time in ms between two

@@ -39,6 +39,14 @@
 //   - raft-wal: every StoreLogs appends the batch and a commit frame, then calls
 //     fsync on the segment file before returning (segment Writer.Append →
 //     appendCommit → sync). There is no option to turn this off.
+//   - Except on the leader, once the node installs Stores.DeferLeaderFsync
+//     (leadersync.go, decision 0015): there StoreLogs writes and returns, and a
+//     syncer fsyncs while the followers receive the batch. raft then counts
+//     the leader's copy early, so the guarantee moves up: the FSM applies an
+//     entry only once WaitDurable says it is durable here, and the leader tells
+//     followers a commit index no higher than DurableIndex. An applied entry
+//     is still one a quorum fsynced. Followers fsync before they answer, as
+//     above.
 //   - raft-boltdb/v2: every StoreLogs is one bbolt read-write transaction;
 //     Commit fsyncs (fdatasync on Linux) because we open it with NoSync=false.
 //   - The StableStore is bbolt with NoSync=false too: a term or vote is durable

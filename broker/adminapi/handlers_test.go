@@ -40,7 +40,8 @@ func newFixture(t *testing.T) *fixture {
 	fx.rep.PeerList = []replica.Peer{{ID: "n0", Address: "127.0.0.1:40911", Suffrage: "Voter"},
 		{ID: "n1", Address: "127.0.0.1:40921", Suffrage: "Nonvoter"}}
 	fx.rep.Stats = map[string]string{"last_contact": "0", "num_peers": "2", "last_snapshot_index": "7", "applied_index": "41",
-		"group_commit_entries": "12", "group_commit_messages": "345"}
+		"group_commit_entries": "12", "group_commit_messages": "345",
+		"log_deferred_fsyncs": "7", "log_deferred_fsync_ns": "2500000000"}
 	fx.api = New(Deps{
 		Config:  Config{ClusterName: "c", BrokerName: "broker-a", ClientAddr: "127.0.0.1:10911", SelfID: "n0"},
 		Store:   st,
@@ -166,7 +167,8 @@ func TestRaftHandlersOverFake(t *testing.T) {
 	for key, want := range map[string]string{"brokerName": "broker-a", "brokerClusterName": "c", "brokerAddr": "127.0.0.1:10911",
 		"role": "LEADER", "term": "3", "leaderId": "n1", "appliedIndex": "40", "raftAppliedIndex": "41",
 		"lastSnapshotIndex": "7", "numPeers": "2", "lastContact": "0", "longPollWaiters": "0", "commitLogMaxOffset": "0",
-		"groupCommitEntries": "12", "groupCommitMessages": "345"} {
+		"groupCommitEntries": "12", "groupCommitMessages": "345",
+		"raftLogDeferredFsyncs": "7", "raftLogDeferredFsyncNanos": "2500000000"} {
 		if info[key] != want {
 			t.Errorf("runtime %s = %q, want %q", key, info[key], want)
 		}

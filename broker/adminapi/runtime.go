@@ -102,6 +102,8 @@ func (a *API) runtimeInfo() map[string]string {
 	// Counters, not a mean: a reader takes two samples and divides.
 	t["raftLogWrites"] = rs["log_store_writes"]
 	t["raftLogWriteNanos"] = rs["log_store_write_ns"]
+	t["raftLogDeferredFsyncs"] = rs["log_deferred_fsyncs"]
+	t["raftLogDeferredFsyncNanos"] = rs["log_deferred_fsync_ns"]
 	t["groupCommitEntries"] = rs["group_commit_entries"]
 	t["groupCommitMessages"] = rs["group_commit_messages"]
 	// raft's applied index counts no-op and configuration entries, which never

@@ -37,10 +37,14 @@ var (
 		"Raft entries this node proposed as leader for sends (group commit).", nil, nil)
 	descGCMessages = prometheus.NewDesc("rocketraft_group_commit_messages_total",
 		"Messages in the entries of rocketraft_group_commit_entries_total.", nil, nil)
+	descFsyncs = prometheus.NewDesc("rocketraft_raft_log_deferred_fsyncs_total",
+		"Raft log fsync rounds this node ran as leader alongside replication (each covers every batch written before it began).", nil, nil)
+	descFsyncSeconds = prometheus.NewDesc("rocketraft_raft_log_deferred_fsync_seconds_total",
+		"Time spent in the rounds of rocketraft_raft_log_deferred_fsyncs_total.", nil, nil)
 )
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descTerm, descRole, descApplied, descCommit, descLast, descLastContact, descCLMax, descCLMin, descDisk, descDiskFree, descDispatchLag, descUnflushed, descPolls, descGCEntries, descGCMessages} {
+	for _, d := range []*prometheus.Desc{descTerm, descRole, descApplied, descCommit, descLast, descLastContact, descCLMax, descCLMin, descDisk, descDiskFree, descDispatchLag, descUnflushed, descPolls, descGCEntries, descGCMessages, descFsyncs, descFsyncSeconds} {
 		ch <- d
 	}
 }
@@ -79,6 +83,10 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		counter(descGCEntries, "group_commit_entries")
 		counter(descGCMessages, "group_commit_messages")
+		counter(descFsyncs, "log_deferred_fsyncs")
+		if ns, err := strconv.ParseUint(rs["log_deferred_fsync_ns"], 10, 64); err == nil {
+			ch <- prometheus.MustNewConstMetric(descFsyncSeconds, prometheus.CounterValue, float64(ns)/1e9)
+		}
 	}
 	if s := src.Store; s != nil {
 		maxOff := s.MaxPhysicalOffset()

@@ -62,7 +62,8 @@ func TestMetricsAndAdminHTTP(t *testing.T) {
 	f.SetStatusQuietly(replica.Status{Role: replica.RoleLeader, Term: 3, SelfID: "n0", LeaderID: "n0",
 		AppliedIndex: 40, CommitIndex: 41, LastIndex: 42})
 	f.Stats = map[string]string{"last_contact": "0", "num_peers": "2", "last_snapshot_index": "7", "applied_index": "41",
-		"group_commit_entries": "12", "group_commit_messages": "345"}
+		"group_commit_entries": "12", "group_commit_messages": "345",
+		"log_deferred_fsyncs": "7", "log_deferred_fsync_ns": "2500000000"}
 	pulls := clients.NewPullWaiters()
 
 	m := New(testOptions)
@@ -162,6 +163,7 @@ func TestMetricsAndAdminHTTP(t *testing.T) {
 		"rocketraft_store_dispatch_lag_bytes{" + node + "} 0", "rocketraft_store_unflushed_bytes{" + node + "} 0",
 		"rocketraft_store_flush_duration_seconds_count{" + node, "rocketraft_store_disk_free_bytes{" + node,
 		"rocketraft_broker_long_poll_waiters{" + node + "} 0", "rocketraft_group_commit_entries_total{" + node + "} 12",
+		"rocketraft_raft_log_deferred_fsyncs_total{" + node + "} 7", "rocketraft_raft_log_deferred_fsync_seconds_total{" + node + "} 2.5",
 		"rocketraft_group_commit_messages_total{" + node + "} 345", `rocketmq_rpc_latency_bucket{broker_name="broker-a",cluster="c1",is_long_polling="false",node_id="broker-a-n0",node_type="broker",protocol_type="remoting",request_code="send_message",response_code="success",le="30"} 1`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics (%d) lacks %q", code, want)

@@ -298,6 +298,11 @@ func (n *Node) ProposerStats() ProposerStats { return n.prop.Stats() }
 // LogWriteStats are the raft log's writes (each fsynced) since the node opened.
 func (n *Node) LogWriteStats() raftlog.WriteStats { return n.stores.WriteStats() }
 
+// LogFsyncStats are the deferred raft log fsync rounds this node ran as
+// leader (raftlog's leadersync.go) and their total time: on a leader,
+// LogWriteStats counts the writes only.
+func (n *Node) LogFsyncStats() raftlog.WriteStats { return n.stores.DeferredFsyncStats() }
+
 // Store is the node's message store (reads: GetMessages, ReadMessageAt, …).
 // Writes go through Propose only.
 func (n *Node) Store() *store.Store { return n.store }

@@ -101,7 +101,10 @@ type Membership interface {
 	Snapshot() error
 	// RaftStats is hashicorp/raft's Stats() map (last_contact, num_peers, …)
 	// plus log_store_writes and log_store_write_ns: the raft log's fsynced
-	// writes since the node opened and their total time; and
+	// writes since the node opened and their total time (on a leader the write
+	// only: its fsync is deferred); log_deferred_fsyncs and
+	// log_deferred_fsync_ns: the leader's deferred fsync rounds and their
+	// total time; and
 	// group_commit_entries and group_commit_messages: the send entries this
 	// node proposed as leader and the messages in them.
 	RaftStats() map[string]string
