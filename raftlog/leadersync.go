@@ -73,7 +73,7 @@ type leaderSync struct {
 	// before it must not raise durable again.
 	gen     uint64
 	err     error         // sticky: the first failed fsync
-	closed  bool          //
+	closed  bool          // the stores closed: WaitDurable gives up
 	changed chan struct{} // closed and replaced whenever durable, err or closed change
 
 	wake    chan struct{} // capacity 1

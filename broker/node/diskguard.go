@@ -34,11 +34,10 @@ var ErrDiskStalled = errors.New("node: disk stalled: raft RPCs fenced")
 type diskGuard struct {
 	threshold time.Duration
 	log       hclog.Logger
-	// oldest is the start (unix ns) of the oldest write in progress, 0 if none.
-	// Writes of one kind are serial (raft's log, the FSM's appends, the
-	// deferred log fsyncs), so one slot per kind is enough.
-	// syncStart is the leader's deferred raft log fsync (raftlog's
-	// leadersync.go), which runs apart from StoreLogs.
+	// Each slot is the start (unix ns) of the write of its kind in progress,
+	// 0 if none: raft's log writes, the FSM's CommitLog appends, and the
+	// leader's deferred raft log fsyncs (raftlog's leadersync.go, run apart
+	// from StoreLogs). Writes of one kind are serial, so one slot each is enough.
 	logStart, storeStart, syncStart atomic.Int64
 	fences                          atomic.Int64
 	fenced                          atomic.Bool

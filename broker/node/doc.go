@@ -32,6 +32,13 @@
 //     taken off the transport at once (pipeline.go: hashicorp/raft v1.7.3
 //     otherwise deadlocks replication to a follower that refused an append),
 //     and fenced while a disk write hangs (diskguard.go).
+//   - The leader's raft log fsync alongside replication (decision 0015): raft's
+//     stores defer the leader's fsync (DeferLeaderFsync, installed after
+//     NewRaft), the FSM waits for an entry to be durable before applying it
+//     (fsm.Config.WaitLogDurable), and every AppendEntries the leader sends
+//     carries a commit index no higher than its durable index (commitcap.go).
+//     The disk guard times the deferred fsyncs too. SerialLeaderFsync turns
+//     it off.
 //
 // It must not be imported by store, fsm, raftlog or transport; only the broker
 // (and tests) use it. internal/testcluster builds groups of nodes for tests.

@@ -222,6 +222,11 @@ func TestScrapeAfterKnownWorkload(t *testing.T) {
 	if gcMsgs < sent || gcEntries < 1 || gcEntries > gcMsgs {
 		t.Errorf("leader's group commit: %v messages in %v entries, want ≥ %d messages in 1..messages entries", gcMsgs, gcEntries, sent)
 	}
+	// The leader's log fsyncs run alongside replication (decision 0015); every
+	// send it answered waited for one of those rounds.
+	if n, secs := one(t, lm, "rocketraft_raft_log_deferred_fsyncs_total", node), one(t, lm, "rocketraft_raft_log_deferred_fsync_seconds_total", node); n < 1 || secs <= 0 {
+		t.Errorf("leader's deferred raft log fsyncs: %v rounds in %v s, want at least one round taking some time", n, secs)
+	}
 	if v := one(t, lm, "rocketraft_raft_role", with(node, "role", "LEADER")); v != 1 {
 		t.Errorf("leader's role gauge LEADER = %v", v)
 	}
