@@ -158,3 +158,48 @@ func TestNothingAppliedBeforeTheLeaderFsynced(t *testing.T) {
 	c.WaitApplied(want, 10*time.Second)
 	c.AssertReplicasIdentical()
 }
+
+// TestSerialLeaderFsyncSendsAfterTheFsync: with the overlap turned off
+// (raftLeaderFsyncOverlap=false) the leader fsyncs each batch before raft
+// sends it, as hashicorp/raft does by itself: while the leader's fsync is
+// held, no follower gets the entry.
+func TestSerialLeaderFsyncSendsAfterTheFsync(t *testing.T) {
+	h := &heldFsyncs{gates: map[raft.ServerID]chan struct{}{}}
+	c := testcluster.New(t, 3, testcluster.Options{FastTimings: true, Configure: func(cfg *node.Config) {
+		h.configure(cfg)
+		cfg.DiskStallTimeout = 10 * time.Second
+		cfg.SerialLeaderFsync = true
+	}})
+	defer c.Close()
+	leader := c.WaitLeader(10 * time.Second)
+	c.CreateTopic("SerialTopic", 1)
+	c.WaitConverged(10 * time.Second)
+	lastBefore := leader.Node().Raft().LastIndex()
+
+	h.hold(leader.ID)
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_, err := leader.Node().Propose(ctx, [][]byte{testcluster.Message("SerialTopic", 0, []byte("serial"))})
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	for _, m := range c.Running() {
+		if m.ID != leader.ID && m.Node().Raft().LastIndex() > lastBefore {
+			h.release(leader.ID)
+			t.Fatalf("follower %s got the entry while the leader's fsync was held", m.ID)
+		}
+	}
+	h.release(leader.ID)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("send after the fsync: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the send was not answered after the leader's fsync passed")
+	}
+	c.WaitConverged(10 * time.Second)
+	c.AssertReplicasIdentical()
+}
