@@ -36,10 +36,32 @@ func (g *gateVFS) hold() {
 	g.mu.Unlock()
 }
 
+// release lets held and later fsyncs pass; releasing an open gate does
+// nothing.
 func (g *gateVFS) release() {
 	g.mu.Lock()
-	close(g.open)
+	select {
+	case <-g.open:
+	default:
+		close(g.open)
+	}
 	g.mu.Unlock()
+}
+
+// openGated opens stores in dir with their raft-wal segments on a gateVFS over
+// inner. Cleanup releases the gate before closing the stores, whose Close
+// fsyncs deferred writes, so a test that fails while holding the gate ends
+// instead of hanging.
+func openGated(t *testing.T, dir string, inner types.VFS) (*Stores, *gateVFS) {
+	t.Helper()
+	g := newGateVFS(inner)
+	s, err := OpenStoresVFS(dir, g, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	t.Cleanup(g.release)
+	return s, g
 }
 
 func (g *gateVFS) Create(dir, name string, size uint64) (types.WritableFile, error) {
@@ -69,16 +91,11 @@ func (f *gateFile) Sync() error {
 	return f.WritableFile.Sync()
 }
 
-// returnsWithin runs f and reports whether it returned within d.
-func returnsWithin(d time.Duration, f func()) bool {
-	done := make(chan struct{})
-	go func() { f(); close(done) }()
-	select {
-	case <-done:
-		return true
-	case <-time.After(d):
-		return false
-	}
+// storeAsync runs StoreLogs in a goroutine; its error arrives on the channel.
+func storeAsync(s *Stores, logs []*raft.Log) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- s.Log.StoreLogs(logs) }()
+	return done
 }
 
 // TestLeaderStoreLogsDefersFsync: while the leader check says leader,
@@ -86,13 +103,7 @@ func returnsWithin(d time.Duration, f func()) bool {
 // WaitDurable waits; once the fsync passes, both catch up. As a follower
 // StoreLogs does not return before its fsync.
 func TestLeaderStoreLogsDefersFsync(t *testing.T) {
-	dir := t.TempDir()
-	g := newGateVFS(NewPowerLossVFS(nil))
-	s, err := OpenStoresVFS(dir, g, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, g := openGated(t, t.TempDir(), NewPowerLossVFS(nil))
 	storeLogs(t, s.Log, makeLogs(1, 10, 1, 512))
 	if d := s.DurableIndex(); d != 10 {
 		t.Fatalf("DurableIndex after a follower's StoreLogs = %d, want 10", d)
@@ -102,7 +113,12 @@ func TestLeaderStoreLogsDefersFsync(t *testing.T) {
 	leader.Store(true)
 	s.DeferLeaderFsync(leader.Load)
 	g.hold()
-	if !returnsWithin(5*time.Second, func() { storeLogs(t, s.Log, makeLogs(11, 20, 1, 512)) }) {
+	select {
+	case err := <-storeAsync(s, makeLogs(11, 20, 1, 512)):
+		if err != nil {
+			t.Fatalf("the leader's StoreLogs: %v", err)
+		}
+	case <-time.After(5 * time.Second):
 		t.Fatal("the leader's StoreLogs waited for its fsync")
 	}
 	if d := s.DurableIndex(); d != 10 {
@@ -138,10 +154,16 @@ func TestLeaderStoreLogsDefersFsync(t *testing.T) {
 
 	leader.Store(false)
 	g.hold()
-	if returnsWithin(200*time.Millisecond, func() { storeLogs(t, s.Log, makeLogs(21, 25, 1, 512)) }) {
-		t.Fatal("a follower's StoreLogs returned before its fsync")
+	stored := storeAsync(s, makeLogs(21, 25, 1, 512))
+	select {
+	case err := <-stored:
+		t.Fatalf("a follower's StoreLogs returned (%v) before its fsync", err)
+	case <-time.After(200 * time.Millisecond):
 	}
 	g.release()
+	if err := <-stored; err != nil {
+		t.Fatalf("the follower's StoreLogs: %v", err)
+	}
 	if err := s.WaitDurable(25, stop); err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +174,6 @@ func TestLeaderStoreLogsDefersFsync(t *testing.T) {
 	// WaitDurable gives up when told to stop.
 	leader.Store(true)
 	g.hold()
-	defer g.release()
 	storeLogs(t, s.Log, makeLogs(26, 26, 1, 512))
 	close(stop)
 	if err := s.WaitDurable(26, stop); !errors.Is(err, ErrStoresClosed) {
@@ -166,11 +187,7 @@ func TestLeaderStoreLogsDefersFsync(t *testing.T) {
 func TestLeaderPowerLossLosesOnlyWhatWasNotDurable(t *testing.T) {
 	dir := t.TempDir()
 	pl := NewPowerLossVFS(nil)
-	g := newGateVFS(pl)
-	s, err := OpenStoresVFS(dir, g, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, g := openGated(t, dir, pl)
 	s.DeferLeaderFsync(func() bool { return true })
 	storeLogs(t, s.Log, makeLogs(1, 10, 1, 512))
 	if err := s.WaitDurable(10, nil); err != nil {
@@ -194,16 +211,7 @@ func TestLeaderPowerLossLosesOnlyWhatWasNotDurable(t *testing.T) {
 	if _, err := pl.DropUnsynced(); err != nil {
 		t.Fatal(err)
 	}
-	s2, err := OpenStores(dir, LogStoreWAL, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
-	last, err := s2.Log.LastIndex()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if last != durable {
+	if _, last := reopenWAL(t, dir); last != durable {
 		t.Fatalf("last index after the cut = %d, want the durable index %d", last, durable)
 	}
 }
@@ -211,12 +219,7 @@ func TestLeaderPowerLossLosesOnlyWhatWasNotDurable(t *testing.T) {
 // TestDeferredFsyncFailureIsSticky: an fsync error in the syncer fails
 // WaitDurable and every later StoreLogs, leader or not, and Durable stops.
 func TestDeferredFsyncFailureIsSticky(t *testing.T) {
-	g := newGateVFS(NewPowerLossVFS(nil))
-	s, err := OpenStoresVFS(t.TempDir(), g, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, g := openGated(t, t.TempDir(), NewPowerLossVFS(nil))
 	var leader atomic.Bool
 	leader.Store(true)
 	s.DeferLeaderFsync(leader.Load)
@@ -243,13 +246,7 @@ func TestDeferredFsyncFailureIsSticky(t *testing.T) {
 // durable any more; a deferred round that began before the truncation must
 // not raise the index over their replacements.
 func TestSuffixTruncationLowersDurable(t *testing.T) {
-	g := newGateVFS(nil)
-	g.VFS = NewPowerLossVFS(nil)
-	s, err := OpenStoresVFS(t.TempDir(), g, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, g := openGated(t, t.TempDir(), NewPowerLossVFS(nil))
 	storeLogs(t, s.Log, makeLogs(1, 20, 1, 256))
 	if err := s.Log.DeleteRange(15, 20); err != nil {
 		t.Fatal(err)

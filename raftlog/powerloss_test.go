@@ -104,15 +104,7 @@ func TestPowerLossWALTail(t *testing.T) {
 					t.Fatalf("dropped %d bytes, want at least the 10 unsynced entries", st.Bytes)
 				}
 			}
-			s2, err := OpenStores(dir, LogStoreWAL, testLogger(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s2.Close()
-			last, err := s2.Log.LastIndex()
-			if err != nil {
-				t.Fatal(err)
-			}
+			s2, last := reopenWAL(t, dir)
 			want := uint64(20)
 			if !drop {
 				want = 30
@@ -130,4 +122,21 @@ func TestPowerLossWALTail(t *testing.T) {
 			storeLogs(t, s2.Log, makeLogs(last+1, last+5, 2, 512))
 		})
 	}
+}
+
+// reopenWAL opens dir's stores on the real file system, as a restart after the
+// power came back does, and returns them (closed at cleanup) and the log's
+// last index.
+func reopenWAL(t *testing.T, dir string) (*Stores, uint64) {
+	t.Helper()
+	s, err := OpenStores(dir, LogStoreWAL, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	last, err := s.Log.LastIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, last
 }

@@ -21,8 +21,8 @@ import (
 // DiskFaults gives every node of a group a Disk: a fault layer under both of
 // its write paths, the raft log's segment files (a raft-wal VFS) and the
 // store's CommitLog (store.Config.IOHook). A Disk can make fsyncs slow, stall
-// every write and fsync until resumed, or fill up (ENOSPC part way through a
-// batch). Chaos scenarios D7–D9 use it. A node keeps its Disk across
+// every write and fsync (or only the fsyncs) until resumed, or fill up (ENOSPC
+// part way through a batch). Chaos scenarios D7–D9 use it. A node keeps its Disk across
 // restarts, as a machine keeps its disk. Install it with
 // Options{Configure: d.Configure}.
 //
@@ -46,7 +46,7 @@ func (d *DiskFaults) Disk(id raft.ServerID) *Disk {
 	defer d.mu.Unlock()
 	k, ok := d.disks[id]
 	if !ok {
-		k = &Disk{id: id, resumed: closedChan()}
+		k = &Disk{id: id, resumed: closedChan(), syncsResumed: closedChan()}
 		d.disks[id] = k
 	}
 	return k
@@ -63,6 +63,17 @@ func (d *DiskFaults) Configure(cfg *node.Config) {
 		return raftlog.OpenStoresVFS(dir, &diskVFS{inner: fs.New(), disk: disk}, logger)
 	}
 	cfg.Store.IOHook = disk.storeIO
+}
+
+// stall replaces *resumed, if it is closed (not stalled), with an open
+// channel that the calls waiting on it block on until Resume. Caller holds
+// the Disk's mu.
+func stall(resumed *chan struct{}) {
+	select {
+	case <-*resumed:
+		*resumed = make(chan struct{})
+	default: // already stalled
+	}
 }
 
 func closedChan() chan struct{} {
@@ -82,6 +93,8 @@ type Disk struct {
 	// resumed is open while the disk is stalled and closed otherwise; every
 	// write and fsync waits on it.
 	resumed chan struct{}
+	// syncsResumed is the same for fsyncs alone (StallSyncs).
+	syncsResumed chan struct{}
 	// stallAtWrite starts a stall at the next CommitLog record write.
 	stallAtWrite bool
 	// raftRoom is 1 + how many more raft log bytes fit, 0 for unlimited (so
@@ -125,11 +138,16 @@ func (k *Disk) SlowSyncs(lo, hi time.Duration) {
 // finish.
 func (k *Disk) Stall() {
 	k.mu.Lock()
-	select {
-	case <-k.resumed:
-		k.resumed = make(chan struct{})
-	default: // already stalled
-	}
+	stall(&k.resumed)
+	k.mu.Unlock()
+}
+
+// StallSyncs makes every later fsync (raft log and CommitLog) block until
+// Resume while writes go on: a disk whose cache flushes hang, or, for a test,
+// the leader's raft log fsync held while its write has been sent on.
+func (k *Disk) StallSyncs() {
+	k.mu.Lock()
+	stall(&k.syncsResumed)
 	k.mu.Unlock()
 }
 
@@ -143,13 +161,15 @@ func (k *Disk) StallAtNextStoreWrite() {
 	k.mu.Unlock()
 }
 
-// Resume ends a Stall; every blocked call proceeds.
+// Resume ends a Stall or StallSyncs; every blocked call proceeds.
 func (k *Disk) Resume() {
 	k.mu.Lock()
-	select {
-	case <-k.resumed:
-	default:
-		close(k.resumed)
+	for _, ch := range []chan struct{}{k.resumed, k.syncsResumed} {
+		select {
+		case <-ch:
+		default:
+			close(ch)
+		}
 	}
 	k.mu.Unlock()
 }
@@ -198,6 +218,20 @@ func (k *Disk) wait(commitLog bool) {
 	k.mu.Lock()
 	ch := k.resumed
 	k.mu.Unlock()
+	k.waitOn(ch, commitLog)
+}
+
+// waitSync is wait for an fsync, which StallSyncs holds too.
+func (k *Disk) waitSync(commitLog bool) {
+	k.wait(commitLog)
+	k.mu.Lock()
+	ch := k.syncsResumed
+	k.mu.Unlock()
+	k.waitOn(ch, commitLog)
+}
+
+// waitOn blocks until ch is closed, counting the call as stalled if it waits.
+func (k *Disk) waitOn(ch chan struct{}, commitLog bool) {
 	select {
 	case <-ch:
 	default:
@@ -239,17 +273,15 @@ func (k *Disk) storeIO(c store.IOCall) error {
 		k.mu.Lock()
 		if k.stallAtWrite {
 			k.stallAtWrite = false
-			select {
-			case <-k.resumed:
-				k.resumed = make(chan struct{})
-			default:
-			}
+			stall(&k.resumed)
 		}
 		k.mu.Unlock()
 	}
-	k.wait(true)
 	if c.Op == store.IOSync {
+		k.waitSync(true)
 		k.syncDelay()
+	} else {
+		k.wait(true)
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -346,7 +378,7 @@ func (f *diskFile) WriteAt(p []byte, off int64) (int, error) {
 func (f *diskFile) Sync() error {
 	// A full disk still syncs what was written: ENOSPC comes from the write
 	// that did not fit, which raft-wal sees before it syncs.
-	f.disk.wait(false)
+	f.disk.waitSync(false)
 	f.disk.syncDelay()
 	return f.WritableFile.Sync()
 }
