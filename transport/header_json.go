@@ -74,40 +74,67 @@ func appendJSONString(dst []byte, s string) []byte {
 func appendJSONStringBody(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
-		b := s[i]
-		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
+		// Header strings are mostly plain ASCII: skip eight such bytes at a
+		// time (keys and values were a fifth of the bench client's CPU, byte
+		// by byte), and walk only the words that hold something else.
+		if i+8 <= len(s) && jsonPlain8(s[i:i+8]) {
+			i += 8
+			continue
+		}
+		for stop := min(i+8, len(s)); i < stop; {
+			b := s[i]
+			if b < utf8.RuneSelf {
+				if b >= 0x20 && b != '"' && b != '\\' {
+					i++
+					continue
+				}
+				dst = append(dst, s[start:i]...)
+				switch b {
+				case '"', '\\':
+					dst = append(dst, '\\', b)
+				case '\n':
+					dst = append(dst, '\\', 'n')
+				case '\r':
+					dst = append(dst, '\\', 'r')
+				case '\t':
+					dst = append(dst, '\\', 't')
+				default:
+					dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+				}
 				i++
+				start = i
 				continue
 			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = append(dst, s[start:i]...)
+				dst = append(dst, `\ufffd`...)
+				i++
+				start = i
+				continue
 			}
-			i++
-			start = i
-			continue
+			i += size
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
 	}
 	return append(dst, s[start:]...)
+}
+
+// jsonPlain8 reports whether none of the eight bytes of s needs more than
+// itself in a JSON string: no control byte (below 0x20), no '"', no '\\' and
+// no byte of a multi-byte sequence (0x80 and up, which the caller checks).
+func jsonPlain8(s string) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	// The byte loads combine into one 64-bit load.
+	w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	// (x - ones) &^ x & highs is non-zero exactly when x has a zero byte, and
+	// (w - n*ones) &^ w & highs exactly when w has a byte below n (n <= 0x80).
+	zero := func(x uint64) uint64 { return (x - ones) &^ x & highs }
+	below := (w - 0x20*ones) &^ w & highs
+	return (below | zero(w^('"'*ones)) | zero(w^('\\'*ones)) | w&highs) == 0
 }
 
 // decodeJSONHeader decodes a JSON header: the hand-written fast path for the
