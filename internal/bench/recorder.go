@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"cmp"
+	"slices"
 	"sync"
 	"time"
 
@@ -39,6 +41,50 @@ type recorder struct {
 	// Invariant: len(cur) == len(spare) == the meter's series count, and
 	// spare is empty outside collect.
 	cur, spare []*hdrhistogram.Histogram
+	// errs counts the failed messages by error text (errorKinds).
+	errs errorTally
+}
+
+// maxErrorKinds bounds the distinct error texts a run keeps: a run that
+// fails a million sends with a million different texts (each names its
+// message) still prints a short list, the rest counted as otherErrors.
+const maxErrorKinds = 8
+
+// otherErrors is the text the failures past maxErrorKinds kinds are counted under.
+const otherErrors = "(other errors)"
+
+// errorTally counts failed messages by error text.
+type errorTally map[string]int64
+
+// add counts msgs failed messages under text, or under otherErrors when the
+// tally already holds maxErrorKinds other texts.
+func (t *errorTally) add(text string, msgs int64) {
+	if *t == nil {
+		*t = make(errorTally)
+	}
+	if _, ok := (*t)[text]; !ok && len(*t) >= maxErrorKinds {
+		text = otherErrors
+	}
+	(*t)[text] += msgs
+}
+
+// ErrorCount is one kind of failure of a run: its error text and the
+// messages that failed with it.
+type ErrorCount struct {
+	Error string `json:"error"`
+	Msgs  int64  `json:"msgs"`
+}
+
+// sorted lists the tally, most messages first.
+func (t errorTally) sorted() []ErrorCount {
+	var out []ErrorCount
+	for text, n := range t {
+		out = append(out, ErrorCount{Error: text, Msgs: n})
+	}
+	slices.SortFunc(out, func(a, b ErrorCount) int {
+		return cmp.Or(cmp.Compare(b.Msgs, a.Msgs), cmp.Compare(a.Error, b.Error))
+	})
+	return out
 }
 
 func newRecorder(series int) *recorder {
@@ -66,10 +112,15 @@ func (r *recorder) ok(msgs, bytes int64, lat ...time.Duration) {
 	r.mu.Unlock()
 }
 
-// fail records a failed operation of msgs messages.
-func (r *recorder) fail(msgs int64) {
+// fail records a failed operation of msgs messages and why it failed.
+func (r *recorder) fail(msgs int64, err error) {
+	text := "failed without an error"
+	if err != nil {
+		text = err.Error()
+	}
 	r.mu.Lock()
 	r.c.failed += msgs
+	r.errs.add(text, msgs)
 	r.mu.Unlock()
 }
 
@@ -77,13 +128,16 @@ func (r *recorder) fail(msgs int64) {
 // into[i] (one histogram per series), leaving r empty. Only the meter's
 // goroutine calls it, so spare is read outside the lock: the worker never
 // touches it.
-func (r *recorder) collect(c *counts, into []*hdrhistogram.Histogram) {
+func (r *recorder) collect(c *counts, errs *errorTally, into []*hdrhistogram.Histogram) {
 	r.mu.Lock()
-	got := r.c
-	r.c = counts{}
+	got, gotErrs := r.c, r.errs
+	r.c, r.errs = counts{}, nil
 	r.cur, r.spare = r.spare, r.cur
 	r.mu.Unlock()
 	c.add(got)
+	for text, n := range gotErrs {
+		errs.add(text, n)
+	}
 	for i, h := range r.spare {
 		into[i].Merge(h)
 		h.Reset()
@@ -99,6 +153,7 @@ type meter struct {
 	start  time.Time
 	last   time.Time // end of the previous interval
 	total  counts
+	errs   errorTally // the run's failures so far, by error text
 	// Invariant: totalH[i] holds every sample of series i collected so far.
 	totalH []*hdrhistogram.Histogram
 	ivH    []*hdrhistogram.Histogram // scratch of one interval
@@ -146,7 +201,7 @@ func perSec(n int64, d time.Duration) float64 {
 func (m *meter) interval(now time.Time) Interval {
 	var c counts
 	for _, r := range m.recs {
-		r.collect(&c, m.ivH)
+		r.collect(&c, &m.errs, m.ivH)
 	}
 	iv := Interval{Elapsed: now.Sub(m.start), Span: now.Sub(m.last), Ops: c.ops, Msgs: c.msgs, Bytes: c.bytes, Failed: c.failed}
 	m.last = now
@@ -167,6 +222,8 @@ type Summary struct {
 	Msgs    int64
 	Bytes   int64
 	Failed  int64
+	// Errors are the failures by error text, most messages first.
+	Errors []ErrorCount
 	// Clipped counts latency samples below 0 (clock skew) or above histMax,
 	// recorded as 0 and histMax.
 	Clipped int64
@@ -186,7 +243,7 @@ func (s Summary) MBPerSec() float64 { return perSec(s.Bytes, s.Elapsed) / 1e6 }
 // so nothing recorded is left out.
 func (m *meter) summary() Summary {
 	s := Summary{Elapsed: m.last.Sub(m.start), Ops: m.total.ops, Msgs: m.total.msgs, Bytes: m.total.bytes,
-		Failed: m.total.failed, Clipped: m.total.clipped, Series: m.series}
+		Failed: m.total.failed, Errors: m.errs.sorted(), Clipped: m.total.clipped, Series: m.series}
 	for _, h := range m.totalH {
 		s.Latency = append(s.Latency, statsOf(h))
 		s.Tables = append(s.Tables, percentileTable(h))

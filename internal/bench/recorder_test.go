@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -91,7 +93,7 @@ func TestMeterIntervalsAddUpToSummary(t *testing.T) {
 		wg.Go(func() {
 			for i := range each {
 				if i%100 == 99 {
-					m.recs[w].fail(3)
+					m.recs[w].fail(3, fmt.Errorf("worker %d: CODE: 14 disk full", w))
 					continue
 				}
 				m.recs[w].ok(3, 300, time.Duration(i)*time.Microsecond, time.Microsecond)
@@ -127,6 +129,44 @@ func TestMeterIntervalsAddUpToSummary(t *testing.T) {
 	}
 	if s.Elapsed != now.Sub(start) {
 		t.Fatalf("elapsed %s, want %s", s.Elapsed, now.Sub(start))
+	}
+	// Every failure is counted under its own text, as many per worker as it failed.
+	var want []ErrorCount
+	for w := range workers {
+		want = append(want, ErrorCount{Error: fmt.Sprintf("worker %d: CODE: 14 disk full", w), Msgs: 3 * each / 100})
+	}
+	if !slices.Equal(s.Errors, want) {
+		t.Fatalf("errors %v, want %v", s.Errors, want)
+	}
+}
+
+// A run keeps at most maxErrorKinds error texts, most messages first; the
+// rest are counted together, so every failed message is in the list once.
+func TestFailuresPastMaxErrorKindsAreCountedTogether(t *testing.T) {
+	m := newMeter([]Series{{Name: "latency"}}, 2, time.Unix(0, 0))
+	m.recs[0].fail(5, errors.New("timeout"))
+	for i := range maxErrorKinds + 3 {
+		m.recs[i%2].fail(1, fmt.Errorf("message %d refused", i))
+	}
+	m.recs[1].fail(2, nil)
+	m.interval(time.Unix(1, 0))
+	m.recs[0].fail(5, errors.New("timeout"))
+	m.interval(time.Unix(2, 0))
+	s := m.summary()
+	if len(s.Errors) != maxErrorKinds+1 {
+		t.Fatalf("%d kinds, want %d: %v", len(s.Errors), maxErrorKinds+1, s.Errors)
+	}
+	if s.Errors[0] != (ErrorCount{Error: "timeout", Msgs: 10}) {
+		t.Fatalf("first kind %v, want timeout × 10", s.Errors[0])
+	}
+	var total int64
+	var other bool
+	for _, e := range s.Errors {
+		total += e.Msgs
+		other = other || e.Error == otherErrors
+	}
+	if total != s.Failed || s.Failed != 10+maxErrorKinds+3+2 || !other {
+		t.Fatalf("errors %v add up to %d of %d failed (other counted: %v)", s.Errors, total, s.Failed, other)
 	}
 }
 

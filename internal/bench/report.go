@@ -47,6 +47,9 @@ func writeSummary(w io.Writer, s Summary, note string) {
 	if note != "" {
 		fmt.Fprintln(w, note)
 	}
+	for _, e := range s.Errors {
+		fmt.Fprintf(w, "failed: %d msgs: %s\n", e.Msgs, e.Error)
+	}
 	if s.Clipped > 0 {
 		fmt.Fprintf(w, "%d latency samples were outside 0 … %s (clock skew or a backlog that old) and are counted at the bound\n",
 			s.Clipped, histMax)

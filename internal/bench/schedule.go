@@ -158,7 +158,7 @@ func (w worker) record(o op, bytes int64, err error) {
 	t1 := w.clock.Now()
 	switch {
 	case err != nil:
-		w.rec.fail(int64(o.msgs))
+		w.rec.fail(int64(o.msgs), err)
 	case w.plan.open():
 		w.rec.ok(int64(o.msgs), bytes, t1.Sub(o.due), t1.Sub(t0))
 	default:

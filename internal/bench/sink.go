@@ -113,7 +113,7 @@ type JSONPoint struct {
 	Count      int64   `json:"count"`
 }
 
-// JSONRecord is one line of the JSON output; Run, Percentiles and Clipped
+// JSONRecord is one line of the JSON output; Run, Percentiles, Clipped and Errors
 // are set on the summary only.
 type JSONRecord struct {
 	Type        string                 `json:"type"` // interval or summary
@@ -129,6 +129,7 @@ type JSONRecord struct {
 	Run         *RunInfo               `json:"run,omitempty"`
 	Percentiles map[string][]JSONPoint `json:"percentiles,omitempty"`
 	Clipped     int64                  `json:"clipped,omitempty"`
+	Errors      []ErrorCount           `json:"errors,omitempty"`
 }
 
 func newJSONSink(w io.Writer, series []Series, run RunInfo) *jsonSink {
@@ -153,7 +154,7 @@ func (s *jsonSink) interval(iv Interval) error {
 func (s *jsonSink) summary(sm Summary) error {
 	rec := JSONRecord{Type: "summary", ElapsedS: sm.Elapsed.Seconds(), IntervalS: sm.Elapsed.Seconds(),
 		Ops: sm.Ops, Msgs: sm.Msgs, Bytes: sm.Bytes, Failed: sm.Failed, MsgsPerS: sm.MsgsPerSec(), MBPerS: sm.MBPerSec(),
-		Latency: s.latency(sm.Latency), Run: &s.run, Percentiles: map[string][]JSONPoint{}, Clipped: sm.Clipped}
+		Latency: s.latency(sm.Latency), Run: &s.run, Percentiles: map[string][]JSONPoint{}, Clipped: sm.Clipped, Errors: sm.Errors}
 	for i, table := range sm.Tables {
 		pts := make([]JSONPoint, 0, len(table))
 		for _, p := range table {

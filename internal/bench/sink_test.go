@@ -142,7 +142,7 @@ func TestReportWritesParseableCSVAndJSON(t *testing.T) {
 	m.recs[0].ok(1, 100, 2*time.Millisecond, time.Millisecond)
 	m.recs[1].ok(1, 100, 4*time.Millisecond, time.Millisecond)
 	rep.tick(start.Add(time.Second))
-	m.recs[1].fail(1)
+	m.recs[1].fail(1, errors.New("send to 127.0.0.1:10911 queue 2: SYSTEM_ERROR disk full"))
 	m.recs[1].ok(1, 100, 8*time.Millisecond, 3*time.Millisecond)
 	s, err := rep.finish(start.Add(1500*time.Millisecond), func(s Summary) string { return rateNote(100, s) })
 	if err != nil {
@@ -160,9 +160,13 @@ func TestReportWritesParseableCSVAndJSON(t *testing.T) {
 	if mx := num(t, rows[0], "latency_max_ms"); mx < 4 || mx > 4.004 || num(t, rows[0], "service_max_ms") != 1 {
 		t.Fatalf("first interval latency %v", rows[0])
 	}
+	if !strings.Contains(jsonOut.String(), `"errors":[{"error":"send to 127.0.0.1:10911 queue 2: SYSTEM_ERROR disk full","msgs":1}]`) {
+		t.Errorf("JSON summary lacks the failure's error:\n%s", jsonOut.String())
+	}
 	text := live.String()
 	for _, want := range []string{"summary: 3 ok, 1 failed in 1.5s", "open loop: target 100 msgs/s, achieved 3 msgs/s (the senders fell behind",
-		"latency: per send call, from its scheduled start", "service: per send call, from when it was sent", "p50 4ms", "99.9%"} {
+		"latency: per send call, from its scheduled start", "service: per send call, from when it was sent", "p50 4ms", "99.9%",
+		"failed: 1 msgs: send to 127.0.0.1:10911 queue 2: SYSTEM_ERROR disk full"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("live output lacks %q:\n%s", want, text)
 		}
