@@ -113,13 +113,7 @@ func (c *Cluster) newMember(id string) *Member {
 	dir := filepath.Join(c.t.TempDir(), id)
 	m := &Member{ID: raft.ServerID(id), Dir: dir}
 	if c.opts.TCP {
-		// Reserve a port; the stream layer binds it on every start.
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			c.t.Fatalf("reserve port: %v", err)
-		}
-		m.Addr = raft.ServerAddress(ln.Addr().String())
-		_ = ln.Close()
+		m.Addr = c.reservePort()
 	} else {
 		m.Addr = raft.ServerAddress(id)
 	}
@@ -128,6 +122,37 @@ func (c *Cluster) newMember(id string) *Member {
 	c.members = append(c.members, m)
 	c.mu.Unlock()
 	return m
+}
+
+// reservePort picks a free loopback port that no member of c uses; the stream
+// layer binds it on every start. The kernel may hand out a port again as soon
+// as its listener is closed, so a port a member already has is refused (held
+// open while the next is picked), or two members would share an address.
+func (c *Cluster) reservePort() raft.ServerAddress {
+	c.mu.Lock()
+	taken := make(map[raft.ServerAddress]bool, len(c.members))
+	for _, m := range c.members {
+		taken[m.Addr] = true
+	}
+	c.mu.Unlock()
+	var held []net.Listener
+	defer func() {
+		for _, ln := range held {
+			_ = ln.Close()
+		}
+	}()
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			c.t.Fatalf("reserve port: %v", err)
+		}
+		held = append(held, ln)
+		if addr := raft.ServerAddress(ln.Addr().String()); !taken[addr] {
+			return addr
+		}
+	}
+	c.t.Fatalf("reserve port: 100 tries gave only ports the members already have")
+	return ""
 }
 
 func (c *Cluster) config(m *Member, trans raft.Transport) node.Config {
