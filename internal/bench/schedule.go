@@ -185,13 +185,17 @@ func (w worker) runWindow(ctx context.Context, window int) {
 	var inflight sync.WaitGroup
 	defer inflight.Wait()
 	for {
-		o, ok := w.next(ctx)
-		if !ok {
-			return
-		}
+		// A slot first, then the claim: a send is claimed, and so stamped
+		// sent, only when it can go out (with a full window the wait for a
+		// slot would otherwise count as its latency).
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
+			return
+		}
+		o, ok := w.next(ctx)
+		if !ok {
+			<-slots
 			return
 		}
 		inflight.Add(1)

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 )
@@ -143,5 +144,59 @@ func TestWorkerCountsFailures(t *testing.T) {
 	s := m.summary()
 	if s.Msgs != 8 || s.Failed != 2 || s.Bytes != 40 || s.Latency[0].Count != 4 {
 		t.Fatalf("msgs=%d failed=%d bytes=%d samples=%d", s.Msgs, s.Failed, s.Bytes, s.Latency[0].Count)
+	}
+}
+
+// lockedClock is a fakeClock that the test moves while a window's callbacks
+// read it on other goroutines.
+type lockedClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *lockedClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *lockedClock) SleepUntil(_ context.Context, t time.Time) bool { return true }
+
+func (c *lockedClock) set(t time.Time) {
+	c.mu.Lock()
+	c.now = t
+	c.mu.Unlock()
+}
+
+// A window's send is stamped when it goes out, not when the worker claimed
+// it before waiting for a free slot: with a window of one, the second send
+// leaves when the first is answered (10 ms) and is answered 3 ms later, so
+// its latency is 3 ms, not 13.
+func TestWindowMeasuresFromWhenTheSendLeaves(t *testing.T) {
+	start := time.Unix(0, 0)
+	clk := &lockedClock{now: start}
+	p := newPlan(ProduceOptions{Count: 2, Batch: 1}, start)
+	m := newMeter(produceSeries(false, ""), 1, start)
+	answers := make(chan func(int64, error))
+	w := worker{plan: p, clock: clk, rec: m.recs[0], sendAsync: func(o op, done func(int64, error)) {
+		answers <- done
+	}}
+	finished := make(chan struct{})
+	go func() { w.runWindow(context.Background(), 1); close(finished) }()
+	first := <-answers
+	clk.set(start.Add(10 * time.Millisecond))
+	first(1, nil)
+	second := <-answers
+	clk.set(start.Add(13 * time.Millisecond))
+	second(1, nil)
+	<-finished
+	m.interval(start.Add(time.Second))
+	s := m.summary()
+	if s.Msgs != 2 || s.Latency[0].Count != 2 {
+		t.Fatalf("msgs=%d samples=%d, want 2 and 2", s.Msgs, s.Latency[0].Count)
+	}
+	// HdrHistogram reports a bucket's highest equivalent value.
+	if mn, mx := s.Tables[0][0].Value, s.Latency[0].Max; mn < 3*time.Millisecond || mn > 3100*time.Microsecond || mx < 10*time.Millisecond || mx > 10100*time.Microsecond {
+		t.Fatalf("latencies from %s to %s, want 3 ms and 10 ms", mn, mx)
 	}
 }
