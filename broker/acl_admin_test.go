@@ -54,8 +54,8 @@ func TestACLAdminCodesOverTheWire(t *testing.T) {
 			}
 		}
 		info := tb.call(t, transport.GetBrokerClusterACLInfo, admin(nil), nil)
-		if info.ResponseCode() != transport.Success || !bytes.Contains([]byte(info.ExtFields["version"]), []byte(`"counter":1`)) {
-			t.Fatalf("code 52 on the %s: %s %v", name, info.ResponseCode(), info.ExtFields)
+		if info.ResponseCode() != transport.Success || !bytes.Contains([]byte(info.Field("version")), []byte(`"counter":1`)) {
+			t.Fatalf("code 52 on the %s: %s %v", name, info.ResponseCode(), info.Fields())
 		}
 	}
 	if r := follower.call(t, transport.DeleteACLConfig, admin(map[string]string{"accessKey": "newProducer"}), nil); r.ResponseCode() != transport.Success {
@@ -74,8 +74,8 @@ func TestACLAdminCodesOverTheWire(t *testing.T) {
 	if r := leader.call(t, transport.DeleteACLConfig, admin(map[string]string{"accessKey": "newProducer"}), nil); r.ResponseCode() != transport.Success {
 		t.Fatalf("code 51 for an already deleted key: %s %q", r.ResponseCode(), r.Remark)
 	}
-	if info := leader.call(t, transport.GetBrokerClusterACLInfo, admin(nil), nil); !bytes.Contains([]byte(info.ExtFields["version"]), []byte(`"counter":2`)) {
-		t.Fatalf("code 52 after the repeated delete: %s %v", info.ResponseCode(), info.ExtFields)
+	if info := leader.call(t, transport.GetBrokerClusterACLInfo, admin(nil), nil); !bytes.Contains([]byte(info.Field("version")), []byte(`"counter":2`)) {
+		t.Fatalf("code 52 after the repeated delete: %s %v", info.ResponseCode(), info.Fields())
 	}
 }
 

@@ -132,11 +132,11 @@ func TestSendThenPullDecodesWithRealClient(t *testing.T) {
 		if r.ResponseCode() != transport.Success {
 			t.Fatalf("send %d: code %d %s", i, r.Code, r.Remark)
 		}
-		if r.ExtFields["queueOffset"] != strconv.Itoa(i) || r.ExtFields["queueId"] != "0" || r.ExtFields["transactionId"] != "U"+strconv.Itoa(i) {
-			t.Fatalf("send %d ext %v", i, r.ExtFields)
+		if r.Field("queueOffset") != strconv.Itoa(i) || r.Field("queueId") != "0" || r.Field("transactionId") != "U"+strconv.Itoa(i) {
+			t.Fatalf("send %d ext %v", i, r.Fields())
 		}
-		if _, err := primitive.UnmarshalMsgID([]byte(r.ExtFields["msgId"])); err != nil {
-			t.Fatalf("msgId %q not parseable by the client: %v", r.ExtFields["msgId"], err)
+		if _, err := primitive.UnmarshalMsgID([]byte(r.Field("msgId"))); err != nil {
+			t.Fatalf("msgId %q not parseable by the client: %v", r.Field("msgId"), err)
 		}
 	}
 	if topic, ok := tb.replica.Topic("T1"); !ok || topic.WriteQueueNums != 4 {
@@ -158,21 +158,21 @@ func TestSendThenPullDecodesWithRealClient(t *testing.T) {
 	if len(msgs) != 2 || string(msgs[0].Body) != "body-0" || string(msgs[1].Body) != "body-2" || msgs[1].GetTags() != "a" {
 		t.Fatalf("tag-filtered pull got %d messages", len(msgs))
 	}
-	if msgs[1].QueueOffset != 2 || msgs[1].MsgId != "U2" || msgs[1].GetKeys() != "k2" || r.ExtFields["nextBeginOffset"] != "3" {
-		t.Fatalf("offsets/ids: %+v next %s", msgs[1], r.ExtFields["nextBeginOffset"])
+	if msgs[1].QueueOffset != 2 || msgs[1].MsgId != "U2" || msgs[1].GetKeys() != "k2" || r.Field("nextBeginOffset") != "3" {
+		t.Fatalf("offsets/ids: %+v next %s", msgs[1], r.Field("nextBeginOffset"))
 	}
-	if r.ExtFields["suggestWhichBrokerId"] != "0" {
+	if r.Field("suggestWhichBrokerId") != "0" {
 		t.Fatal("suggestWhichBrokerId missing")
 	}
 	// At the end of the queue without suspend: PULL_NOT_FOUND, next = offset.
 	r = tb.call(t, transport.PullMessage, pullExt("g", "T1", 0, 3, 0), nil)
-	if r.ResponseCode() != transport.PullNotFound || r.ExtFields["nextBeginOffset"] != "3" {
-		t.Fatalf("overflow one: code %d next %s", r.Code, r.ExtFields["nextBeginOffset"])
+	if r.ResponseCode() != transport.PullNotFound || r.Field("nextBeginOffset") != "3" {
+		t.Fatalf("overflow one: code %d next %s", r.Code, r.Field("nextBeginOffset"))
 	}
 	// Far beyond: OFFSET_MOVED to max.
 	r = tb.call(t, transport.PullMessage, pullExt("g", "T1", 0, 100, 0), nil)
-	if r.ResponseCode() != transport.PullOffsetMoved || r.ExtFields["nextBeginOffset"] != "3" {
-		t.Fatalf("overflow badly: code %d next %s", r.Code, r.ExtFields["nextBeginOffset"])
+	if r.ResponseCode() != transport.PullOffsetMoved || r.Field("nextBeginOffset") != "3" {
+		t.Fatalf("overflow badly: code %d next %s", r.Code, r.Field("nextBeginOffset"))
 	}
 }
 
@@ -192,8 +192,8 @@ func TestLongPollWakesOnNewMessage(t *testing.T) {
 	default:
 	}
 	// Another request on the same connection is not blocked by the held pull.
-	if r := tb.call(t, transport.GetMaxOffset, map[string]string{"topic": "T2", "queueId": "1"}, nil); r.ExtFields["offset"] != "1" {
-		t.Fatalf("max offset while a pull is held: %v", r.ExtFields)
+	if r := tb.call(t, transport.GetMaxOffset, map[string]string{"topic": "T2", "queueId": "1"}, nil); r.Field("offset") != "1" {
+		t.Fatalf("max offset while a pull is held: %v", r.Fields())
 	}
 	if r := tb.call(t, transport.SendMessage, sendExt("T2", 1, ""), []byte("second")); r.ResponseCode() != transport.Success {
 		t.Fatal(r.Remark)
@@ -215,15 +215,15 @@ func TestConsumerOffsetRules(t *testing.T) {
 	tb.call(t, transport.SendMessage, sendExt("T3", 0, ""), []byte("x"))
 	q := map[string]string{"consumerGroup": "g", "topic": "T3", "queueId": "0"}
 	// A new group starts at 0 while message 0 is still stored (offset-0 rule).
-	if r := tb.call(t, transport.QueryConsumerOffset, q, nil); r.ResponseCode() != transport.Success || r.ExtFields["offset"] != "0" {
-		t.Fatalf("offset-0 rule: code %d ext %v", r.Code, r.ExtFields)
+	if r := tb.call(t, transport.QueryConsumerOffset, q, nil); r.ResponseCode() != transport.Success || r.Field("offset") != "0" {
+		t.Fatalf("offset-0 rule: code %d ext %v", r.Code, r.Fields())
 	}
 	u := map[string]string{"consumerGroup": "g", "topic": "T3", "queueId": "0", "commitOffset": "1"}
 	if r := tb.call(t, transport.UpdateConsumerOffset, u, nil); r.ResponseCode() != transport.Success {
 		t.Fatal(r.Remark)
 	}
-	if r := tb.call(t, transport.QueryConsumerOffset, q, nil); r.ExtFields["offset"] != "1" {
-		t.Fatalf("after update: %v", r.ExtFields)
+	if r := tb.call(t, transport.QueryConsumerOffset, q, nil); r.Field("offset") != "1" {
+		t.Fatalf("after update: %v", r.Fields())
 	}
 	if err := tb.b.offsets.Flush(context.Background()); err != nil {
 		t.Fatal(err)
@@ -275,9 +275,9 @@ func TestBatchSendAnswersCommaJoinedIDs(t *testing.T) {
 	if r.ResponseCode() != transport.Success {
 		t.Fatalf("batch: %d %s", r.Code, r.Remark)
 	}
-	ids := strings.Split(r.ExtFields["msgId"], ",")
-	if len(ids) != 2 || r.ExtFields["queueOffset"] != "0" || r.ExtFields["queueId"] != "2" {
-		t.Fatalf("batch response %v", r.ExtFields)
+	ids := strings.Split(r.Field("msgId"), ",")
+	if len(ids) != 2 || r.Field("queueOffset") != "0" || r.Field("queueId") != "2" {
+		t.Fatalf("batch response %v", r.Fields())
 	}
 	if err := tb.st.WaitDispatched(context.Background(), tb.st.MaxPhysicalOffset()); err != nil {
 		t.Fatal(err)
@@ -340,16 +340,16 @@ func TestFollowerPullNeverMovesTheOffset(t *testing.T) {
 		t.Helper()
 		return tb.call(t, transport.PullMessage, pullExt("g", "TL", 0, offset, 0), nil)
 	}
-	if r := pull(100); r.ResponseCode() != transport.PullOffsetMoved || r.ExtFields["nextBeginOffset"] != "3" {
-		t.Fatalf("leader, offset past the end: code %d next %s, want OFFSET_MOVED to 3", r.Code, r.ExtFields["nextBeginOffset"])
+	if r := pull(100); r.ResponseCode() != transport.PullOffsetMoved || r.Field("nextBeginOffset") != "3" {
+		t.Fatalf("leader, offset past the end: code %d next %s, want OFFSET_MOVED to 3", r.Code, r.Field("nextBeginOffset"))
 	}
 	st := tb.replica.Status()
 	st.Role = replica.RoleFollower
 	tb.replica.SetStatus(st)
-	if r := pull(100); r.ResponseCode() != transport.PullRetryImmediately || r.ExtFields["suggestWhichBrokerId"] != "0" ||
-		r.ExtFields["nextBeginOffset"] != "100" {
+	if r := pull(100); r.ResponseCode() != transport.PullRetryImmediately || r.Field("suggestWhichBrokerId") != "0" ||
+		r.Field("nextBeginOffset") != "100" {
 		t.Fatalf("follower, offset past its end: code %d suggest %s next %s, want PULL_RETRY_IMMEDIATELY suggesting 0 and keeping offset 100",
-			r.Code, r.ExtFields["suggestWhichBrokerId"], r.ExtFields["nextBeginOffset"])
+			r.Code, r.Field("suggestWhichBrokerId"), r.Field("nextBeginOffset"))
 	}
 	if r := pull(0); r.ResponseCode() != transport.Success || len(primitive.DecodeMessage(r.Body)) != 3 {
 		t.Fatalf("follower, offset 0: code %d, want its 3 messages", r.Code)
@@ -381,19 +381,19 @@ func TestSendInRocketMQHeadersIsAnsweredInKind(t *testing.T) {
 	if js.Serialize != transport.SerializeJSON || rm.Serialize != transport.SerializeRocketMQ {
 		t.Fatalf("answers in %s and %s, want JSON and ROCKETMQ", js.Serialize, rm.Serialize)
 	}
-	if rm.ResponseCode() != transport.Success || rm.ExtFields["queueOffset"] != "1" || rm.ExtFields["queueId"] != "1" ||
-		rm.ExtFields["transactionId"] != "U1" || rm.ExtFields["MSG_REGION"] != js.ExtFields["MSG_REGION"] ||
-		rm.ExtFields["TRACE_ON"] != "true" || len(rm.ExtFields) != len(js.ExtFields) {
-		t.Fatalf("ROCKETMQ answer %v, JSON answer %v", rm.ExtFields, js.ExtFields)
+	if rm.ResponseCode() != transport.Success || rm.Field("queueOffset") != "1" || rm.Field("queueId") != "1" ||
+		rm.Field("transactionId") != "U1" || rm.Field("MSG_REGION") != js.Field("MSG_REGION") ||
+		rm.Field("TRACE_ON") != "true" || len(rm.Fields()) != len(js.Fields()) {
+		t.Fatalf("ROCKETMQ answer %v, JSON answer %v", rm.Fields(), js.Fields())
 	}
-	if _, err := primitive.UnmarshalMsgID([]byte(rm.ExtFields["msgId"])); err != nil {
-		t.Fatalf("msgId %q: %v", rm.ExtFields["msgId"], err)
+	if _, err := primitive.UnmarshalMsgID([]byte(rm.Field("msgId"))); err != nil {
+		t.Fatalf("msgId %q: %v", rm.Field("msgId"), err)
 	}
 	body := clientapi.EncodeBatch([]clientapi.BatchElement{{Body: []byte("m1")}, {Body: []byte("m2")}})
 	ext := map[string]string{"a": "pg", "b": "TRB", "c": "TBW102", "d": "4", "e": "0", "f": "0", "g": "1", "h": "0", "i": "", "j": "0", "k": "false", "l": "0", "m": "true"}
 	batch := invoke(transport.SendBatchMessage, ext, body, transport.SerializeRocketMQ)
-	if ids := strings.Split(batch.ExtFields["msgId"], ","); batch.Serialize != transport.SerializeRocketMQ || len(ids) != 2 || batch.ExtFields["queueOffset"] != "0" {
-		t.Fatalf("ROCKETMQ batch answer in %s: %v", batch.Serialize, batch.ExtFields)
+	if ids := strings.Split(batch.Field("msgId"), ","); batch.Serialize != transport.SerializeRocketMQ || len(ids) != 2 || batch.Field("queueOffset") != "0" {
+		t.Fatalf("ROCKETMQ batch answer in %s: %v", batch.Serialize, batch.Fields())
 	}
 	// An error answer (no pre-encoded extFields) follows the request too.
 	bad := invoke(transport.SendMessage, sendExt("", 0, ""), nil, transport.SerializeRocketMQ)

@@ -22,8 +22,8 @@ func TestConsumeStatsPullOffsetAndTps(t *testing.T) {
 		ext["maxMsgNums"], ext["sysFlag"], ext["subscription"] = strconv.Itoa(n), strconv.Itoa(pullFlagSubscription), "*"
 		return mustOK(t, "pull", rb.call(t, transport.PullMessage, ext, nil))
 	}
-	if r := pull(0, 0, 4); r.ExtFields["nextBeginOffset"] != "4" {
-		t.Fatalf("pull of 4: next %s", r.ExtFields["nextBeginOffset"])
+	if r := pull(0, 0, 4); r.Field("nextBeginOffset") != "4" {
+		t.Fatalf("pull of 4: next %s", r.Field("nextBeginOffset"))
 	}
 	mustOK(t, "commit", rb.call(t, transport.UpdateConsumerOffset,
 		map[string]string{"consumerGroup": "ctGroup", "topic": "CT", "queueId": "0", "commitOffset": "2"}, nil))

@@ -34,7 +34,7 @@ func newFakeConsumer(t *testing.T, tb *testBroker, group, clientID string, lang 
 				return nil
 			case transport.GetConsumerRunningInfo:
 				r := transport.NewResponse(transport.Success, "")
-				r.Body = []byte(`{"properties":{"PROP_CONSUME_TYPE":"CONSUME_PASSIVELY","client":"` + req.ExtFields["clientId"] + `"}}`)
+				r.Body = []byte(`{"properties":{"PROP_CONSUME_TYPE":"CONSUME_PASSIVELY","client":"` + req.Field("clientId") + `"}}`)
 				return r
 			}
 			return transport.NewResponse(transport.RequestCodeNotSupported, "")
@@ -79,8 +79,8 @@ func TestResetOffsetOverTheWire(t *testing.T) {
 	select {
 	case req := <-fc.resets:
 		// The fake consumer speaks GO: the gson array form its client parses.
-		if req.ExtFields["group"] != "rg" || req.ExtFields["topic"] != "R" || !json.Valid(req.Body) || !strings.HasPrefix(string(req.Body), `{"offsetTable":[[`) {
-			t.Fatalf("RESET_CONSUMER_CLIENT_OFFSET ext %v body %s", req.ExtFields, req.Body)
+		if req.Field("group") != "rg" || req.Field("topic") != "R" || !json.Valid(req.Body) || !strings.HasPrefix(string(req.Body), `{"offsetTable":[[`) {
+			t.Fatalf("RESET_CONSUMER_CLIENT_OFFSET ext %v body %s", req.Fields(), req.Body)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the connected consumer was not told to reset")

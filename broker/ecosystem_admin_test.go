@@ -236,14 +236,14 @@ func TestSubscriptionGroupUpdateAndDeleteOverTheWire(t *testing.T) {
 			t.Fatal("group still replicated after DELETE_SUBSCRIPTIONGROUP")
 		}
 	}
-	if q := query(); q.ResponseCode() != transport.Success || q.ExtFields["offset"] != "6" {
-		t.Fatalf("offset without cleanOffset: %s %v, want 6 kept", q.ResponseCode(), q.ExtFields)
+	if q := query(); q.ResponseCode() != transport.Success || q.Field("offset") != "6" {
+		t.Fatalf("offset without cleanOffset: %s %v, want 6 kept", q.ResponseCode(), q.Fields())
 	}
 	mustOK(t, "recreate", rb.call(t, transport.UpdateAndCreateSubscriptionGroup, nil, []byte(`{"groupName":"subG","retryQueueNums":1}`)))
 	mustOK(t, "delete group with offsets", rb.call(t, transport.DeleteSubscriptionGroup,
 		map[string]string{"groupName": "subG", "cleanOffset": "true"}, nil))
 	if q := query(); q.ResponseCode() != transport.QueryNotFound {
-		t.Fatalf("offset after cleanOffset: %s %v, want QUERY_NOT_FOUND", q.ResponseCode(), q.ExtFields)
+		t.Fatalf("offset after cleanOffset: %s %v, want QUERY_NOT_FOUND", q.ResponseCode(), q.Fields())
 	}
 	// mqadmin 4.9 names the flag removeOffset.
 	commit(7)
@@ -251,7 +251,7 @@ func TestSubscriptionGroupUpdateAndDeleteOverTheWire(t *testing.T) {
 	mustOK(t, "delete group, 4.9 spelling", rb.call(t, transport.DeleteSubscriptionGroup,
 		map[string]string{"groupName": "subG", "removeOffset": "true"}, nil))
 	if q := query(); q.ResponseCode() != transport.QueryNotFound {
-		t.Fatalf("offset after removeOffset: %s %v, want QUERY_NOT_FOUND", q.ResponseCode(), q.ExtFields)
+		t.Fatalf("offset after removeOffset: %s %v, want QUERY_NOT_FOUND", q.ResponseCode(), q.Fields())
 	}
 	time.Sleep(1500 * time.Millisecond) // past the next offset flush: nothing pending comes back
 	if off, ok := rb.rep.ConsumerOffset("subG", "T", 0); ok {

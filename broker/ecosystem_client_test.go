@@ -57,21 +57,21 @@ func TestNumericExtFieldsOverTheWire(t *testing.T) {
 		`"topic":"Numbers","defaultTopic":"TBW102","defaultTopicQueueNums":4,"queueId":2,"sysFlag":0,`+
 		`"bornTimestamp":1700000000000,"flag":0,"properties":`+string(props)+`,"reconsumeTimes":0,"unitMode":false,"batch":false,`+
 		`"maxReconsumeTimes":null}}`, []byte("numeric header"))
-	if send.ResponseCode() != transport.Success || send.ExtFields["queueId"] != "2" || send.ExtFields["queueOffset"] != "0" {
-		t.Fatalf("send: %s %q ext %v", send.ResponseCode(), send.Remark, send.ExtFields)
+	if send.ResponseCode() != transport.Success || send.Field("queueId") != "2" || send.Field("queueOffset") != "0" {
+		t.Fatalf("send: %s %q ext %v", send.ResponseCode(), send.Remark, send.Fields())
 	}
 	if err := rb.b.store.WaitDispatched(context.Background(), rb.b.store.MaxPhysicalOffset()); err != nil {
 		t.Fatal(err)
 	}
 	maxOff := exchange(2, `{"code":"30","opaque":2,"extFields":{"topic":"Numbers","queueId":2}}`, nil)
-	if maxOff.ResponseCode() != transport.Success || maxOff.ExtFields["offset"] != "1" {
-		t.Fatalf("max offset: %s %q ext %v", maxOff.ResponseCode(), maxOff.Remark, maxOff.ExtFields)
+	if maxOff.ResponseCode() != transport.Success || maxOff.Field("offset") != "1" {
+		t.Fatalf("max offset: %s %q ext %v", maxOff.ResponseCode(), maxOff.Remark, maxOff.Fields())
 	}
 	pull := exchange(3, `{"code":11,"opaque":3,"flag":0,"extFields":{"consumerGroup":"cg","topic":"Numbers","queueId":2,`+
 		`"queueOffset":0,"maxMsgNums":32,"sysFlag":4,"commitOffset":0,"suspendTimeoutMillis":0,"subscription":"*",`+
 		`"subVersion":0,"expressionType":"TAG"}}`, nil)
-	if pull.ResponseCode() != transport.Success || pull.ExtFields["nextBeginOffset"] != "1" {
-		t.Fatalf("pull: %s %q ext %v", pull.ResponseCode(), pull.Remark, pull.ExtFields)
+	if pull.ResponseCode() != transport.Success || pull.Field("nextBeginOffset") != "1" {
+		t.Fatalf("pull: %s %q ext %v", pull.ResponseCode(), pull.Remark, pull.Fields())
 	}
 	if msgs := primitive.DecodeMessage(pull.Body); len(msgs) != 1 || string(msgs[0].Body) != "numeric header" || msgs[0].MsgId != "NUM1" {
 		t.Fatalf("pulled %d messages", len(msgs))
@@ -137,9 +137,9 @@ func TestLitePullServesLikePull(t *testing.T) {
 	pull := mustOK(t, "pull", rb.call(t, transport.PullMessage, ext, nil))
 	lm, pm := primitive.DecodeMessage(lite.Body), primitive.DecodeMessage(pull.Body)
 	if len(lm) != 2 || len(pm) != 2 || lm[0].MsgId != "L1" || pm[1].MsgId != "L2" ||
-		lite.ExtFields["nextBeginOffset"] != "3" || lite.ExtFields["nextBeginOffset"] != pull.ExtFields["nextBeginOffset"] ||
-		lite.ExtFields["maxOffset"] != pull.ExtFields["maxOffset"] {
-		t.Fatalf("lite pull %d messages ext %v; pull %d messages ext %v", len(lm), lite.ExtFields, len(pm), pull.ExtFields)
+		lite.Field("nextBeginOffset") != "3" || lite.Field("nextBeginOffset") != pull.Field("nextBeginOffset") ||
+		lite.Field("maxOffset") != pull.Field("maxOffset") {
+		t.Fatalf("lite pull %d messages ext %v; pull %d messages ext %v", len(lm), lite.Fields(), len(pm), pull.Fields())
 	}
 }
 
@@ -204,8 +204,8 @@ func TestJavaOnewayAndWholeQueuePull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Opaque != 42 || resp.ResponseCode() != transport.Success || resp.ExtFields["offset"] != "9" {
-		t.Fatalf("answer opaque=%d %s %v, want the query's (42) with the oneway commit's offset 9", resp.Opaque, resp.ResponseCode(), resp.ExtFields)
+	if resp.Opaque != 42 || resp.ResponseCode() != transport.Success || resp.Field("offset") != "9" {
+		t.Fatalf("answer opaque=%d %s %v, want the query's (42) with the oneway commit's offset 9", resp.Opaque, resp.ResponseCode(), resp.Fields())
 	}
 
 	body := make([]byte, 10<<10)
@@ -222,7 +222,7 @@ func TestJavaOnewayAndWholeQueuePull(t *testing.T) {
 	if len(msgs) == 0 || len(msgs) > 32 || len(r.Body) > 256<<10+len(body)+512 {
 		t.Fatalf("pulled %d messages, %d bytes; want 1..32 messages within about 256 KiB", len(msgs), len(r.Body))
 	}
-	if next, _ := strconv.Atoi(r.ExtFields["nextBeginOffset"]); next != len(msgs) {
-		t.Fatalf("nextBeginOffset %s after %d messages", r.ExtFields["nextBeginOffset"], len(msgs))
+	if next, _ := strconv.Atoi(r.Field("nextBeginOffset")); next != len(msgs) {
+		t.Fatalf("nextBeginOffset %s after %d messages", r.Field("nextBeginOffset"), len(msgs))
 	}
 }

@@ -20,7 +20,7 @@ func TestHeartbeatCreatesRetryTopicInRoutesAndLists(t *testing.T) {
 	if hb.Version < 232 {
 		t.Errorf("heartbeat answered version %d; Java SQL92 consumers need ≥ 232", hb.Version)
 	}
-	if hb.ExtFields["IS_SUPPORT_HEART_BEAT_V2"] == "true" {
+	if hb.Field("IS_SUPPORT_HEART_BEAT_V2") == "true" {
 		t.Error("heartbeat v2 announced; the registry does not keep subscriptions for withoutSub heartbeats")
 	}
 	cfg, ok := rb.rep.Topic("%RETRY%orders")

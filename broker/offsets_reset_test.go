@@ -44,9 +44,9 @@ func TestO1ResetHeldAgainstStaleCommits(t *testing.T) {
 		t.Helper()
 		q := map[string]string{"consumerGroup": "og", "topic": "TO1", "queueId": "0", "setZeroIfNotFound": "false"}
 		r := tb.call(t, transport.QueryConsumerOffset, q, nil)
-		off, err := strconv.ParseInt(r.ExtFields["offset"], 10, 64)
+		off, err := strconv.ParseInt(r.Field("offset"), 10, 64)
 		if r.ResponseCode() != transport.Success || err != nil {
-			t.Fatalf("query: code %d %s %q", r.Code, r.Remark, r.ExtFields["offset"])
+			t.Fatalf("query: code %d %s %q", r.Code, r.Remark, r.Field("offset"))
 		}
 		return off
 	}

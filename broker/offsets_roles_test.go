@@ -90,9 +90,9 @@ func TestR2QueriedOffsetNeverGoesBack(t *testing.T) {
 		if r.ResponseCode() != transport.Success {
 			t.Fatalf("query: code %d %s", r.Code, r.Remark)
 		}
-		off, err := strconv.ParseInt(r.ExtFields["offset"], 10, 64)
+		off, err := strconv.ParseInt(r.Field("offset"), 10, 64)
 		if err != nil {
-			t.Fatalf("query: offset %q", r.ExtFields["offset"])
+			t.Fatalf("query: offset %q", r.Field("offset"))
 		}
 		return off
 	}
@@ -113,7 +113,7 @@ func TestR2QueriedOffsetNeverGoesBack(t *testing.T) {
 	// A follower relays the query to the leader (TestK3N3FollowerRelaysOffsetQueries);
 	// with no leader known it gives no offset at all rather than an older one.
 	if r := tb.call(t, transport.QueryConsumerOffset, q, nil); r.ResponseCode() == transport.Success {
-		if off, _ := strconv.ParseInt(r.ExtFields["offset"], 10, 64); off < second {
+		if off, _ := strconv.ParseInt(r.Field("offset"), 10, 64); off < second {
 			t.Fatalf("answered %d after losing leadership, below %d", off, second)
 		}
 	}
@@ -137,8 +137,8 @@ func TestK3N3FollowerRelaysOffsetQueries(t *testing.T) {
 	}
 	q := map[string]string{"consumerGroup": "g", "topic": "TQ", "queueId": "0", "setZeroIfNotFound": "false"}
 	r := follower.call(t, transport.QueryConsumerOffset, q, nil)
-	if r.ResponseCode() != transport.Success || r.ExtFields["offset"] != "911" {
-		t.Fatalf("query on a follower: code %d offset %q, want the leader's 911 (its own lagging 772?)", r.Code, r.ExtFields["offset"])
+	if r.ResponseCode() != transport.Success || r.Field("offset") != "911" {
+		t.Fatalf("query on a follower: code %d offset %q, want the leader's 911 (its own lagging 772?)", r.Code, r.Field("offset"))
 	}
 }
 

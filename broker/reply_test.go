@@ -48,15 +48,15 @@ func TestReplyIsStoredAndPushedToTheRequester(t *testing.T) {
 
 	replyProps := props("MSG_TYPE", "reply", "CORRELATION_ID", "corr-1", "REPLY_TO_CLIENT", "10.0.0.9@42", store.PropertyUniqKey, "A1")
 	r := tb.call(t, transport.SendReplyMessage, sendExt(clientapi.ReplyTopic("c"), 0, replyProps), []byte("answer"))
-	if r.ResponseCode() != transport.Success || r.ExtFields["msgId"] == "" {
-		t.Fatalf("reply: code %d %q %v", r.Code, r.Remark, r.ExtFields)
+	if r.ResponseCode() != transport.Success || r.Field("msgId") == "" {
+		t.Fatalf("reply: code %d %q %v", r.Code, r.Remark, r.Fields())
 	}
 	select {
 	case p := <-pushed:
-		if string(p.Body) != "answer" || p.ExtFields["topic"] != "c_REPLY_TOPIC" {
-			t.Fatalf("pushed %q to topic %q", p.Body, p.ExtFields["topic"])
+		if string(p.Body) != "answer" || p.Field("topic") != "c_REPLY_TOPIC" {
+			t.Fatalf("pushed %q to topic %q", p.Body, p.Field("topic"))
 		}
-		if got := store.ParseProperties(p.ExtFields["properties"]); got["CORRELATION_ID"] != "corr-1" {
+		if got := store.ParseProperties(p.Field("properties")); got["CORRELATION_ID"] != "corr-1" {
 			t.Fatalf("pushed properties %v", got)
 		}
 	case <-time.After(5 * time.Second):

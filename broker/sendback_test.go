@@ -17,8 +17,8 @@ func TestDelayedSendIsStoredInScheduleTopic(t *testing.T) {
 	tb := startTestBroker(t, replica.RoleLeader, nil)
 	// Level 30 is clamped to the ladder's last level (18); TIMER_* loses to DELAY.
 	r := tb.call(t, transport.SendMessage, sendExt("T1", 3, props(store.PropertyDelayLevel, "30", store.PropertyUniqKey, "U1", store.PropertyTimerDeliverMS, "1")), []byte("late"))
-	if r.ResponseCode() != transport.Success || r.ExtFields["queueId"] != "3" || r.ExtFields["queueOffset"] != "0" {
-		t.Fatalf("delayed send: code %d %s ext %v", r.Code, r.Remark, r.ExtFields)
+	if r.ResponseCode() != transport.Success || r.Field("queueId") != "3" || r.Field("queueOffset") != "0" {
+		t.Fatalf("delayed send: code %d %s ext %v", r.Code, r.Remark, r.Fields())
 	}
 	msgs := fakereplica.ReadQueue(t, tb.st, schedule.Topic, 17)
 	if len(msgs) != 1 {
@@ -91,7 +91,7 @@ func sendOne(t *testing.T, tb *testBroker, ext map[string]string, body string) s
 	if r.ResponseCode() != transport.Success {
 		t.Fatalf("send: %d %s", r.Code, r.Remark)
 	}
-	_, off, err := store.ParseOffsetMsgID(r.ExtFields["msgId"])
+	_, off, err := store.ParseOffsetMsgID(r.Field("msgId"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -129,8 +129,8 @@ func TestStoredMessagesCarryRegionAndTraceOn(t *testing.T) {
 func TestTraceOffStampsAndAnswers(t *testing.T) {
 	rb := startRaftBrokerWith(t, func(c *Config) { c.TraceOff = true })
 	resp := mustOK(t, "send", rb.call(t, transport.SendMessage, sendExt("TraceOff", 0, props(store.PropertyUniqKey, "T1")), []byte("t")))
-	if resp.ExtFields["MSG_REGION"] != "DefaultRegion" || resp.ExtFields["TRACE_ON"] != "false" {
-		t.Fatalf("send answer ext %v", resp.ExtFields)
+	if resp.Field("MSG_REGION") != "DefaultRegion" || resp.Field("TRACE_ON") != "false" {
+		t.Fatalf("send answer ext %v", resp.Fields())
 	}
 	if err := rb.b.store.WaitDispatched(context.Background(), rb.b.store.MaxPhysicalOffset()); err != nil {
 		t.Fatal(err)

@@ -30,9 +30,9 @@ func TestHostNameClientAddrUsesStoreHost(t *testing.T) {
 	if r.ResponseCode() != transport.Success {
 		t.Fatalf("send: code %d %s", r.Code, r.Remark)
 	}
-	id, err := primitive.UnmarshalMsgID([]byte(r.ExtFields["msgId"]))
+	id, err := primitive.UnmarshalMsgID([]byte(r.Field("msgId")))
 	if err != nil {
-		t.Fatalf("msgId %q: %v", r.ExtFields["msgId"], err)
+		t.Fatalf("msgId %q: %v", r.Field("msgId"), err)
 	}
 	if got := netip.AddrPortFrom(netip.MustParseAddr(id.Addr), uint16(id.Port)); got != want {
 		t.Fatalf("msgId names %s, want the StoreHost %s", got, want)

@@ -36,14 +36,14 @@ func sendPrepared(t *testing.T, tb *testBroker, topic string, queueID int, group
 	if r.ResponseCode() != transport.Success {
 		t.Fatalf("prepared send: %d %s", r.Code, r.Remark)
 	}
-	_, off, err := store.ParseOffsetMsgID(r.ExtFields["msgId"])
-	if err != nil || len(r.ExtFields["msgId"]) < 32 {
-		t.Fatalf("msgId %q is not an offset id (the Go client would panic): %v", r.ExtFields["msgId"], err)
+	_, off, err := store.ParseOffsetMsgID(r.Field("msgId"))
+	if err != nil || len(r.Field("msgId")) < 32 {
+		t.Fatalf("msgId %q is not an offset id (the Go client would panic): %v", r.Field("msgId"), err)
 	}
-	if r.ExtFields["transactionId"] != uniq || r.ExtFields["queueId"] != strconv.Itoa(queueID) {
-		t.Fatalf("response ext %v", r.ExtFields)
+	if r.Field("transactionId") != uniq || r.Field("queueId") != strconv.Itoa(queueID) {
+		t.Fatalf("response ext %v", r.Fields())
 	}
-	qo, err := strconv.ParseInt(r.ExtFields["queueOffset"], 10, 64)
+	qo, err := strconv.ParseInt(r.Field("queueOffset"), 10, 64)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,8 +67,8 @@ func TestVIPChannelServesAllButPull(t *testing.T) {
 	send := map[string]string{"a": "pg", "b": "VipTopic", "c": "TBW102", "d": "4", "e": "0", "f": "0",
 		"g": "1700000000000", "h": "0", "i": "WAIT\x01true\x02UNIQ_KEY\x01VIP1", "j": "0", "k": "false", "m": "false"}
 	sent := mustOK(t, "send over the VIP channel", rb.callAt(t, vip, transport.SendMessageV2, send, []byte("over vip")))
-	if sent.ExtFields["msgId"] == "" || sent.ExtFields["queueOffset"] != "0" {
-		t.Fatalf("send answer ext %v", sent.ExtFields)
+	if sent.Field("msgId") == "" || sent.Field("queueOffset") != "0" {
+		t.Fatalf("send answer ext %v", sent.Fields())
 	}
 	runtime := mustOK(t, "runtime info over the VIP channel", rb.callAt(t, vip, transport.GetBrokerRuntimeInfo, nil, nil))
 	if len(runtime.Body) == 0 {

@@ -221,7 +221,7 @@ func (f *fixture) send(t *testing.T, addr, topic string, queue int, key, body st
 	}
 	body2 := []byte(body)
 	req := transport.NewRequest(transport.SendMessage, creds.SignExt(ext, body2), body2)
-	return f.invoke(t, addr, req).ExtFields["msgId"]
+	return f.invoke(t, addr, req).Field("msgId")
 }
 
 // uniqKey is a fixed 32-hex producer msgId derived from key.

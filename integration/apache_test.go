@@ -250,9 +250,9 @@ func maxOffset(t *testing.T, tc *transport.Client, addr, topic string, queueID i
 	if resp.ResponseCode() != transport.Success {
 		return 0 // the topic does not exist there yet
 	}
-	n, err := strconv.ParseInt(resp.ExtFields["offset"], 10, 64)
+	n, err := strconv.ParseInt(resp.Field("offset"), 10, 64)
 	if err != nil {
-		t.Fatalf("max offset of %s: %q", topic, resp.ExtFields["offset"])
+		t.Fatalf("max offset of %s: %q", topic, resp.Field("offset"))
 	}
 	return n
 }

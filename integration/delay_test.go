@@ -209,7 +209,7 @@ func sumMaxOffset(c *cluster, addr, topic string, queues int) (int64, error) {
 		if resp.ResponseCode() != transport.Success {
 			return 0, fmt.Errorf("GET_MAX_OFFSET %s/%d: %d %s", topic, q, resp.Code, resp.Remark)
 		}
-		n, err := strconv.ParseInt(resp.ExtFields["offset"], 10, 64)
+		n, err := strconv.ParseInt(resp.Field("offset"), 10, 64)
 		if err != nil {
 			return 0, err
 		}

@@ -173,7 +173,7 @@ func TestMetricsOverRealProcesses(t *testing.T) {
 	committed := 0
 	for q := range 4 {
 		r := call(transport.GetMaxOffset, map[string]string{"topic": topic, "queueId": strconv.Itoa(q)}, nil)
-		maxOff, _ := strconv.Atoi(r.ExtFields["offset"])
+		maxOff, _ := strconv.Atoi(r.Field("offset"))
 		off := map[int]int{0: maxOff, 1: maxOff / 2}[q]
 		committed += off
 		call(transport.UpdateConsumerOffset, map[string]string{"consumerGroup": group, "topic": topic,

@@ -120,7 +120,7 @@ func waitCommitted(t *testing.T, c *cluster, group, topic string, last map[int]i
 					map[string]string{"consumerGroup": group, "topic": topic, "queueId": strconv.Itoa(q)}, nil))
 				cancel()
 				if err == nil && resp.ResponseCode() == transport.Success {
-					got = resp.ExtFields["offset"]
+					got = resp.Field("offset")
 				}
 			}
 			if got == want {

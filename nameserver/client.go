@@ -64,12 +64,12 @@ func (c *Client) RegisterBroker(ctx context.Context, addr string, req RegisterRe
 	}
 	resp, err := c.call(ctx, "register broker="+req.BrokerName, addr, c.request(transport.RegisterBroker, ext, body))
 	if err != nil {
-		if resp != nil && resp.ExtFields[extFenced] == "true" {
+		if resp != nil && resp.Field(extFenced) == "true" {
 			return RegisterResult{}, fmt.Errorf("%w (%w)", err, ErrStaleStateVersion)
 		}
 		return RegisterResult{}, err
 	}
-	return RegisterResult{HAServerAddr: resp.ExtFields[extHAServerAddr], MasterAddr: resp.ExtFields[extMasterAddr]}, nil
+	return RegisterResult{HAServerAddr: resp.Field(extHAServerAddr), MasterAddr: resp.Field(extMasterAddr)}, nil
 }
 
 // RegisterBrokerOneway sends REGISTER_BROKER without waiting, as RocketMQ brokers

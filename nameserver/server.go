@@ -145,7 +145,7 @@ func (s *Server) ServeRemoting(ctx context.Context, conn *transport.Conn, req *t
 func (s *Server) serve(_ context.Context, conn *transport.Conn, req *transport.Command) *transport.Command {
 	code := req.RequestCode()
 	if err := s.authorize(conn, code, req); err != nil {
-		s.logger.Warn("request refused", "code", code, "brokerName", req.ExtFields[extBrokerName],
+		s.logger.Warn("request refused", "code", code, "brokerName", req.Field(extBrokerName),
 			"remote", remoteText(conn), "error", err)
 		return errorResponse(err)
 	}
@@ -177,11 +177,11 @@ func (s *Server) authorize(conn *transport.Conn, code transport.RequestCode, req
 	switch code {
 	case transport.RegisterBroker, transport.UnregisterBroker:
 		if s.cfg.BrokerAuth != nil {
-			return s.cfg.BrokerAuth.check(code, req.ExtFields, req.Body)
+			return s.cfg.BrokerAuth.check(code, req.Fields(), req.Body)
 		}
 	case transport.DeleteTopicInNameSrv:
 		if s.cfg.Admin != nil {
-			if err := s.cfg.Admin.AuthorizeAdmin(code, req.ExtFields, req.Body, remoteIP(conn)); err != nil {
+			if err := s.cfg.Admin.AuthorizeAdmin(code, req.Fields(), req.Body, remoteIP(conn)); err != nil {
 				return adminDenied{err}
 			}
 		}
@@ -225,7 +225,7 @@ func jsonResponse(v any) *transport.Command {
 }
 
 func (s *Server) registerBroker(conn *transport.Conn, req *transport.Command) *transport.Command {
-	rr, err := decodeRegister(req.ExtFields, req.Body)
+	rr, err := decodeRegister(req.Fields(), req.Body)
 	if err != nil {
 		s.logger.Warn("bad REGISTER_BROKER", "error", err)
 		return errorResponse(err)
@@ -248,7 +248,7 @@ func (s *Server) registerBroker(conn *transport.Conn, req *transport.Command) *t
 }
 
 func (s *Server) unregisterBroker(req *transport.Command) *transport.Command {
-	ur, err := decodeUnregister(req.ExtFields)
+	ur, err := decodeUnregister(req.Fields())
 	if err != nil {
 		return errorResponse(err)
 	}
@@ -260,7 +260,7 @@ func (s *Server) unregisterBroker(req *transport.Command) *transport.Command {
 }
 
 func (s *Server) getRoute(req *transport.Command) *transport.Command {
-	r := extReader{ext: req.ExtFields}
+	r := extReader{ext: req.Fields()}
 	topic := r.required(extTopic)
 	if r.err != nil {
 		return errorResponse(fmt.Errorf("get route: %w", r.err))
@@ -276,7 +276,7 @@ func (s *Server) getRoute(req *transport.Command) *transport.Command {
 }
 
 func (s *Server) deleteTopic(req *transport.Command) *transport.Command {
-	r := extReader{ext: req.ExtFields}
+	r := extReader{ext: req.Fields()}
 	topic := r.required(extTopic)
 	cluster := r.optional(extClusterName)
 	if r.err != nil {

@@ -92,7 +92,7 @@ func encodePrefix(c *Command) (buf []byte, err error) {
 		return nil, fmt.Errorf("encode code=%d opaque=%d: extFields encoded as %s in a %s header",
 			c.Code, c.Opaque, c.Ext.Type, c.Serialize)
 	}
-	buf = make([]byte, framePrefixSize, framePrefixSize+128+32*len(c.ExtFields)+len(c.Ext.Data))
+	buf = make([]byte, framePrefixSize, framePrefixSize+128+32*c.FieldCount()+len(c.Ext.Data))
 	switch c.Serialize {
 	case SerializeJSON:
 		buf = appendJSONHeader(buf, c)

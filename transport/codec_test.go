@@ -132,7 +132,7 @@ func TestRoundTrip(t *testing.T) {
 		if want.Language == "" {
 			want.Language = "GO"
 		}
-		if len(want.ExtFields) == 0 {
+		if len(want.Fields()) == 0 {
 			want.ExtFields = map[string]string{} // encoded as {} and decoded as empty map
 		}
 		assertCommand(t, got, &want)
@@ -151,8 +151,8 @@ func TestInvalidUTF8IsReplaced(t *testing.T) {
 	if err != nil {
 		t.Fatalf("DecodeFrame: %v", err)
 	}
-	if got.Remark != "bad \ufffd\ufffd end" || got.ExtFields["k\ufffd"] != "v\ufffd" {
-		t.Fatalf("remark=%q ext=%q", got.Remark, got.ExtFields)
+	if got.Remark != "bad \ufffd\ufffd end" || got.Field("k\ufffd") != "v\ufffd" {
+		t.Fatalf("remark=%q ext=%q", got.Remark, got.Fields())
 	}
 }
 
@@ -385,8 +385,8 @@ func assertCommand(t *testing.T, got, want *Command) {
 			got.Code, got.Language, got.Version, got.Opaque, got.Flag, got.Remark,
 			want.Code, want.Language, want.Version, want.Opaque, want.Flag, want.Remark)
 	}
-	if len(got.ExtFields) != len(want.ExtFields) || !maps.Equal(got.ExtFields, want.ExtFields) {
-		t.Fatalf("ext = %q, want %q", got.ExtFields, want.ExtFields)
+	if len(got.Fields()) != len(want.Fields()) || !maps.Equal(got.Fields(), want.Fields()) {
+		t.Fatalf("ext = %q, want %q", got.Fields(), want.Fields())
 	}
 	if !bytes.Equal(got.Body, want.Body) {
 		t.Fatalf("body = %d bytes %q, want %d bytes", len(got.Body), truncate(got.Body), len(want.Body))

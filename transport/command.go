@@ -38,12 +38,16 @@ const LanguageGo = "GO"
 
 // Command is one RocketMQ remoting command: a request or a response.
 type Command struct {
-	Code      int16 // request code for requests, response code for responses
-	Language  string
-	Version   int16
-	Opaque    int32
-	Flag      int32 // bit0 response, bit1 oneway
-	Remark    string
+	Code     int16 // request code for requests, response code for responses
+	Language string
+	Version  int16
+	Opaque   int32
+	Flag     int32 // bit0 response, bit1 oneway
+	Remark   string
+	// ExtFields are the extFields of a command being built. A decoded command
+	// usually has none here: the fast decoders keep its fields as pairs (see
+	// Field, LookupField, FieldPairs and Fields, which read either). When ExtFields
+	// is non-nil it is the command's extFields and the pairs are ignored.
 	ExtFields map[string]string
 	// Ext, when set on a command being sent, is written as its extFields in
 	// place of ExtFields: a sender whose commands repeat the same fields (the
@@ -60,6 +64,89 @@ type Command struct {
 	BodyParts [][]byte
 	// OnWritten, if set, is called once after the frame was written or failed to be written (releases BodyParts).
 	OnWritten func()
+	// pairs are a decoded command's extFields in the order they arrived, without
+	// a map: building a map of a SEND header's fourteen fields, then looking each
+	// up again, cost more than the rest of the header's decode
+	// (docs/performance.md, eighteenth pass).
+	pairs []ExtField
+}
+
+// ExtField is one extFields entry.
+type ExtField struct{ Key, Value string }
+
+// inlinePairs is how many extFields a decoded command holds without a second
+// allocation: a SEND_MESSAGE_V2 header has 14, with ACL's fields 16.
+const inlinePairs = 16
+
+// decodedCommand is a Command allocated together with room for its pairs.
+type decodedCommand struct {
+	Command
+	room [inlinePairs]ExtField
+}
+
+// newDecoded returns an empty decoded command whose pairs slice has room for
+// inlinePairs fields in the same allocation.
+func newDecoded() *Command {
+	d := &decodedCommand{}
+	d.pairs = d.room[:0:inlinePairs]
+	return &d.Command
+}
+
+// LookupField returns the value of extFields key and whether the command has it.
+func (c *Command) LookupField(key string) (string, bool) {
+	if c.ExtFields != nil {
+		v, ok := c.ExtFields[key]
+		return v, ok
+	}
+	for i := range c.pairs {
+		if c.pairs[i].Key == key {
+			return c.pairs[i].Value, true
+		}
+	}
+	return "", false
+}
+
+// Field returns the value of extFields key, "" when absent.
+func (c *Command) Field(key string) string {
+	v, _ := c.LookupField(key)
+	return v
+}
+
+// FieldCount is the number of extFields.
+func (c *Command) FieldCount() int {
+	if c.ExtFields != nil {
+		return len(c.ExtFields)
+	}
+	return len(c.pairs)
+}
+
+// FieldPairs returns the extFields as pairs: a decoded command's in the order
+// they arrived (the slice is the command's; do not modify it), a built one's
+// sorted by key (a new slice).
+func (c *Command) FieldPairs() []ExtField {
+	if c.ExtFields == nil {
+		return c.pairs
+	}
+	out := make([]ExtField, 0, len(c.ExtFields))
+	var small [16]string
+	for _, k := range sortedKeys(c.ExtFields, small[:0]) {
+		out = append(out, ExtField{k, c.ExtFields[k]})
+	}
+	return out
+}
+
+// Fields returns the extFields as a map: ExtFields itself when it is set, else
+// a new map of the decoded pairs, the caller's to keep or change (nil when the
+// command has no extFields at all). Hot paths read single fields with Field.
+func (c *Command) Fields() map[string]string {
+	if c.ExtFields != nil || c.pairs == nil {
+		return c.ExtFields
+	}
+	m := make(map[string]string, len(c.pairs))
+	for _, f := range c.pairs {
+		m[f.Key] = f.Value
+	}
+	return m
 }
 
 // NewRequest builds a request. The opaque is assigned when the request is sent
@@ -116,7 +203,7 @@ func (c *Command) String() string {
 		code = c.RequestCode().String()
 	}
 	return fmt.Sprintf("code=%s opaque=%d flag=%d remark=%q ext=%v body=%dB",
-		code, c.Opaque, c.Flag, c.Remark, c.ExtFields, c.BodyLen())
+		code, c.Opaque, c.Flag, c.Remark, c.Fields(), c.BodyLen())
 }
 
 // written runs OnWritten at most once.

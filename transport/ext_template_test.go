@@ -56,8 +56,8 @@ func TestExtTemplateDecodes(t *testing.T) {
 			t.Fatalf("%v: %v", st, err)
 		}
 		want := map[string]string{"batch": "false", "bornTimestamp": "1733430000123", "producerGroup": "G", "properties": props, "topic": "T"}
-		if fmt.Sprint(cmd.ExtFields) != fmt.Sprint(want) {
-			t.Errorf("%v: decoded %v, want %v", st, cmd.ExtFields, want)
+		if fmt.Sprint(cmd.Fields()) != fmt.Sprint(want) {
+			t.Errorf("%v: decoded %v, want %v", st, cmd.Fields(), want)
 		}
 	}
 }

@@ -65,8 +65,11 @@ func FuzzDecodeHeader(f *testing.F) {
 	f.Add(byte(0), []byte(`{"code":1e999999999,"opaque":-0.0000001e3,"version":"NULL","flag":"","language":null}`))
 	f.Add(byte(0), []byte(`null`))
 	f.Fuzz(func(t *testing.T, st byte, header []byte) {
-		if SerializeType(st) == SerializeJSON {
+		switch SerializeType(st) {
+		case SerializeJSON:
 			checkJSONDecodersAgree(t, header)
+		case SerializeRocketMQ:
+			checkBinaryExtAgrees(t, header)
 		}
 		cmd, err := DecodeHeader(SerializeType(st), header)
 		if err != nil {
@@ -122,7 +125,7 @@ func checkJSONDecodersAgree(t *testing.T, header []byte) {
 func sameHeader(a, b *Command) bool {
 	return a.Code == b.Code && a.Language == b.Language && a.Version == b.Version &&
 		a.Opaque == b.Opaque && a.Flag == b.Flag && a.Remark == b.Remark &&
-		(a.ExtFields == nil) == (b.ExtFields == nil) && maps.Equal(a.ExtFields, b.ExtFields)
+		(a.Fields() == nil) == (b.Fields() == nil) && maps.Equal(a.Fields(), b.Fields())
 }
 
 func checkReencode(t *testing.T, cmd *Command) {
@@ -135,7 +138,7 @@ func checkReencode(t *testing.T, cmd *Command) {
 		t.Fatalf("decode of re-encoded %v: %v", cmd, err)
 	}
 	if again.Code != cmd.Code || again.Version != cmd.Version || again.Opaque != cmd.Opaque ||
-		again.Flag != cmd.Flag || !bytes.Equal(again.Body, cmd.Body) || len(again.ExtFields) > len(cmd.ExtFields) {
+		again.Flag != cmd.Flag || !bytes.Equal(again.Body, cmd.Body) || len(again.Fields()) > len(cmd.Fields()) {
 		t.Fatalf("round trip changed the command:\n %v\n %v", cmd, again)
 	}
 	if !utf8.ValidString(cmd.Remark) {
@@ -144,9 +147,9 @@ func checkReencode(t *testing.T, cmd *Command) {
 	if again.Remark != cmd.Remark {
 		t.Fatalf("remark %q became %q", cmd.Remark, again.Remark)
 	}
-	for k, v := range cmd.ExtFields {
-		if utf8.ValidString(k) && utf8.ValidString(v) && again.ExtFields[k] != v {
-			t.Fatalf("ext %q=%q became %q", k, v, again.ExtFields[k])
+	for k, v := range cmd.Fields() {
+		if utf8.ValidString(k) && utf8.ValidString(v) && again.Field(k) != v {
+			t.Fatalf("ext %q=%q became %q", k, v, again.Field(k))
 		}
 	}
 }

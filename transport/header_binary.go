@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // binaryFixedLen is the fixed part of a ROCKETMQ header: code(2) language(1) version(2)
@@ -20,14 +21,13 @@ func decodeBinaryHeader(h []byte) (*Command, error) {
 		return nil, fmt.Errorf("ROCKETMQ header %d bytes, fixed part is %d: %w", len(h), binaryFixedLen, ErrMalformedFrame)
 	}
 	be := binary.BigEndian
-	cmd := &Command{
-		Code:      int16(be.Uint16(h[0:2])),
-		Language:  languageName(h[2]),
-		Version:   int16(be.Uint16(h[3:5])),
-		Opaque:    int32(be.Uint32(h[5:9])),
-		Flag:      int32(be.Uint32(h[9:13])),
-		Serialize: SerializeRocketMQ,
-	}
+	cmd := newDecoded()
+	cmd.Code = int16(be.Uint16(h[0:2]))
+	cmd.Language = languageName(h[2])
+	cmd.Version = int16(be.Uint16(h[3:5]))
+	cmd.Opaque = int32(be.Uint32(h[5:9]))
+	cmd.Flag = int32(be.Uint32(h[9:13]))
+	cmd.Serialize = SerializeRocketMQ
 	p := h[13:]
 	str := string(p) // p[i:j] is str[off+i:off+j], off = len(str)-len(p)
 	sub := func(p []byte, n int) string { off := len(str) - len(p); return str[off : off+n] }
@@ -48,27 +48,31 @@ func decodeBinaryHeader(h []byte) (*Command, error) {
 	if extLen < 0 || int64(extLen) != int64(len(p)) {
 		return nil, fmt.Errorf("ROCKETMQ header ext length %d, %d bytes left: %w", extLen, len(p), ErrMalformedFrame)
 	}
-	ext, err := decodeBinaryExt(p, sub)
+	pairs, err := decodeBinaryExt(p, cmd.pairs, sub)
 	if err != nil {
 		return nil, err
 	}
-	cmd.ExtFields = ext
+	cmd.pairs = pairs
 	return cmd, nil
 }
 
-// decodeBinaryExt decodes repeated {keyLen int16, key, valLen int32, val}. An
-// entry with an empty value is left out: Java's RocketMQSerializable.readStr
-// reads length 0 as null, and every header decoder takes a null for an absent
-// field (a required one then fails as missing, not as ""). An empty key is
-// Java's null key, which no header field reads; it goes too. A repeated key
-// keeps the last value, as HashMap.put does.
+// decodeBinaryExt appends the entries of repeated {keyLen int16, key, valLen
+// int32, val} to pairs. An entry with an empty value is left out: Java's
+// RocketMQSerializable.readStr reads length 0 as null, and every header
+// decoder takes a null for an absent field (a required one then fails as
+// missing, not as ""). An empty key is Java's null key, which no header field
+// reads; it goes too. A repeated key keeps the last value, as HashMap.put
+// does, and a null after a value removes it. An empty table gives nil.
 // sub(p, n) is the string of p[:n].
-func decodeBinaryExt(p []byte, sub func(p []byte, n int) string) (map[string]string, error) {
+func decodeBinaryExt(p []byte, pairs []ExtField, sub func(p []byte, n int) string) ([]ExtField, error) {
 	if len(p) == 0 {
 		return nil, nil
 	}
 	be := binary.BigEndian
-	ext := make(map[string]string, countBinaryExt(p))
+	if n := countBinaryExt(p); n > cap(pairs)-len(pairs) {
+		pairs = slices.Grow(pairs, n)
+	}
+	var seen keySet
 	for len(p) > 0 {
 		if len(p) < 2 {
 			return nil, fmt.Errorf("ROCKETMQ ext truncated key length: %w", ErrMalformedFrame)
@@ -88,14 +92,24 @@ func decodeBinaryExt(p []byte, sub func(p []byte, n int) string) (map[string]str
 		if valLen < 0 || int64(valLen) > int64(len(p)) {
 			return nil, fmt.Errorf("ROCKETMQ ext key %q: value length %d, %d bytes left: %w", key, valLen, len(p), ErrMalformedFrame)
 		}
-		if keyLen > 0 && valLen > 0 {
-			ext[key] = sub(p, int(valLen))
-		} else {
-			delete(ext, key) // null replaces an earlier value
+		if keyLen > 0 {
+			i := -1
+			if seen.mayHave(key) {
+				i = indexPair(pairs, key)
+			}
+			switch {
+			case valLen > 0 && i >= 0:
+				pairs[i].Value = sub(p, int(valLen))
+			case valLen > 0:
+				seen.add(key)
+				pairs = append(pairs, ExtField{key, sub(p, int(valLen))})
+			case i >= 0: // null replaces an earlier value
+				pairs = slices.Delete(pairs, i, i+1)
+			}
 		}
 		p = p[valLen:]
 	}
-	return ext, nil
+	return pairs, nil
 }
 
 // appendBinaryHeader appends c's ROCKETMQ header (RocketMQSerializable's
@@ -118,11 +132,12 @@ func appendBinaryHeader(dst []byte, c *Command) ([]byte, error) {
 	at := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
 	var small [16]string
-	for _, k := range sortedKeys(c.ExtFields, small[:0]) {
+	ext := c.Fields()
+	for _, k := range sortedKeys(ext, small[:0]) {
 		if len(k) > math.MaxInt16 {
 			return dst, fmt.Errorf("ROCKETMQ header: extFields key of %d bytes, the format's limit is %d: %w", len(k), math.MaxInt16, ErrFrameTooLarge)
 		}
-		dst = appendBinaryPair(dst, k, c.ExtFields[k])
+		dst = appendBinaryPair(dst, k, ext[k])
 	}
 	be.PutUint32(dst[at:], uint32(len(dst)-at-4))
 	return dst, nil
@@ -152,8 +167,8 @@ func languageCode(name string) byte {
 }
 
 // countBinaryExt is the number of entries a well-formed table holds (it stops
-// at the first bad length; the decoder reports it): the map is made at its
-// size, not at a bound that allocates several times the table.
+// at the first bad length; the decoder reports it): a table larger than a
+// decoded command's inline room gets its pairs allocated once, at its size.
 func countBinaryExt(p []byte) int {
 	be := binary.BigEndian
 	n := 0

@@ -33,15 +33,15 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 		return append(dst, `,"serializeTypeCurrentRPC":"JSON"}`...)
 	}
 	dst = append(dst, `,"extFields":{`...)
-	if len(c.ExtFields) > 0 {
+	if ext := c.Fields(); len(ext) > 0 {
 		var small [16]string
-		for i, k := range sortedKeys(c.ExtFields, small[:0]) {
+		for i, k := range sortedKeys(ext, small[:0]) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
 			dst = appendJSONString(dst, k)
 			dst = append(dst, ':')
-			dst = appendJSONString(dst, c.ExtFields[k])
+			dst = appendJSONString(dst, ext[k])
 		}
 	}
 	dst = append(dst, `},"serializeTypeCurrentRPC":"JSON"}`...)

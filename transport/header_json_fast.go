@@ -1,10 +1,11 @@
 package transport
 
 import (
-	"bytes"
 	"encoding/binary"
+	"slices"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // fastDecodeJSONHeader decodes a JSON header without reflection, following
@@ -28,11 +29,11 @@ func fastDecodeJSONHeader(b []byte) (cmd *Command, ok bool) {
 	if !p.eat('{') {
 		return nil, false
 	}
-	cmd = &Command{}
+	cmd = newDecoded()
 	var seen uint8
 	p.ws()
 	if p.eat('}') {
-		return cmd, p.end()
+		return finishDecoded(cmd, seen, &p)
 	}
 	for {
 		p.ws()
@@ -65,12 +66,22 @@ func fastDecodeJSONHeader(b []byte) (cmd *Command, ok bool) {
 		}
 		p.ws()
 		if p.eat('}') {
-			return cmd, p.end()
+			return finishDecoded(cmd, seen, &p)
 		}
 		if !p.eat(',') {
 			return nil, false
 		}
 	}
+}
+
+// finishDecoded ends a decode at the header's closing brace. A header without
+// extFields decodes to a command without pairs (nil), as the lenient decoder
+// leaves its map nil.
+func finishDecoded(cmd *Command, seen uint8, p *jsonScanner) (*Command, bool) {
+	if seen&(1<<fieldExtFields) == 0 {
+		cmd.pairs = nil
+	}
+	return cmd, p.end()
 }
 
 // exactHeaderField is matchHeaderField for the spellings clients use, without
@@ -138,10 +149,11 @@ func (p *jsonScanner) field(cmd *Command, f headerField) bool {
 		return ok
 	case fieldExtFields:
 		if p.null() {
+			cmd.pairs = nil
 			return true
 		}
 		var ok bool
-		cmd.ExtFields, ok = p.strMap()
+		cmd.pairs, ok = p.strPairs(cmd.pairs)
 		return ok
 	}
 	return false
@@ -417,7 +429,18 @@ func (p *jsonScanner) str() (string, bool) {
 
 // strEscaped continues str from the first backslash, building the unescaped bytes.
 func (p *jsonScanner) strEscaped(start int) (string, bool) {
-	buf := make([]byte, 0, p.i-start+16)
+	// The unescaped string is no longer than its escaped text (escapes only
+	// shrink), so a buffer of that size, found by one pass to the closing
+	// quote, is never regrown; the string is made over it, as nothing else
+	// holds or changes buf.
+	end := p.i
+	for end < len(p.b) && p.b[end] != '"' {
+		if p.b[end] == '\\' {
+			end++
+		}
+		end++
+	}
+	buf := make([]byte, 0, min(end, len(p.b))-start)
 	buf = append(buf, p.b[start:p.i]...)
 	for p.i < len(p.b) {
 		c := p.b[p.i]
@@ -427,7 +450,7 @@ func (p *jsonScanner) strEscaped(start int) (string, bool) {
 			if !utf8.Valid(buf) {
 				return "", false
 			}
-			return string(buf), true
+			return unsafe.String(unsafe.SliceData(buf), len(buf)), true
 		case c < 0x20:
 			return "", false
 		case c != '\\':
@@ -489,8 +512,6 @@ func (p *jsonScanner) strEscaped(start int) (string, bool) {
 	return "", false
 }
 
-var colon = []byte{':'}
-
 // printableASCII reports whether every byte of b is in 0x20–0x7E, eight bytes
 // at a time.
 func printableASCII(b []byte) bool {
@@ -515,27 +536,20 @@ func printableASCII(b []byte) bool {
 	return true
 }
 
-// strMap parses extFields: an object whose values are strings, numbers (kept as
-// written), true/false, or null (the key is left out, as fastjson's readers take a
-// null for absent). Duplicate keys are refused.
-func (p *jsonScanner) strMap() (map[string]string, bool) {
+// strPairs parses extFields into pairs appended to dst: an object whose values
+// are strings, numbers (kept as written), true/false, or null (the key is left
+// out, as fastjson's readers take a null for absent). Duplicate keys are
+// refused, a null's included.
+func (p *jsonScanner) strPairs(dst []ExtField) ([]ExtField, bool) {
 	if !p.eat('{') {
 		return nil, false
 	}
-	// Size the map from the colons left in the header (a slight overcount: the
-	// top-level fields after extFields have theirs too). A map of at most 8
-	// entries is one group without a table: responses carry about six fields,
-	// a SEND request fourteen, and either way the map is allocated once.
-	var m map[string]string
-	if n := bytes.Count(p.b[p.i:], colon); n > 8 {
-		m = make(map[string]string, n)
-	} else {
-		m = make(map[string]string)
-	}
 	p.ws()
 	if p.eat('}') {
-		return m, true
+		return dst, true
 	}
+	var seen keySet
+	var nulls []string // keys whose value was null: allocated only if one is
 	for {
 		p.ws()
 		k, ok := p.str()
@@ -547,26 +561,22 @@ func (p *jsonScanner) strMap() (map[string]string, bool) {
 			return nil, false
 		}
 		p.ws()
+		if seen.mayHave(k) && (indexPair(dst, k) >= 0 || slices.Contains(nulls, k)) {
+			return nil, false
+		}
+		seen.add(k)
 		if p.null() {
-			// A null leaves the key out, but a repeat of it is still a repeat.
-			if _, dup := m[k]; dup {
-				return nil, false
-			}
+			nulls = append(nulls, k)
 		} else {
 			v, ok := p.scalar()
 			if !ok {
 				return nil, false
 			}
-			// One map operation per key: a repeated key leaves the length as it was.
-			n := len(m)
-			m[k] = v
-			if len(m) == n {
-				return nil, false
-			}
+			dst = append(dst, ExtField{k, v})
 		}
 		p.ws()
 		if p.eat('}') {
-			return m, true
+			return dst, true
 		}
 		if !p.eat(',') {
 			return nil, false

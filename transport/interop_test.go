@@ -83,10 +83,10 @@ func TestGoClientProducerInterop(t *testing.T) {
 		t.Fatalf("no SEND_MESSAGE seen; codes: %v", keys(seen))
 	}
 	if string(send.Body) != "hello from the go client" || send.Language != "GO" || send.Version != 317 ||
-		send.ExtFields["topic"] != "InteropTopic" || send.ExtFields["producerGroup"] != "interop_pg" || send.IsOneway() {
+		send.Field("topic") != "InteropTopic" || send.Field("producerGroup") != "interop_pg" || send.IsOneway() {
 		t.Fatalf("SEND_MESSAGE decoded as %v body %q", send, send.Body)
 	}
-	if route := seen[transport.GetRouteInfoByTopic]; route == nil || route.ExtFields["topic"] != "InteropTopic" {
+	if route := seen[transport.GetRouteInfoByTopic]; route == nil || route.Field("topic") != "InteropTopic" {
 		t.Fatalf("route request %v", route)
 	}
 }

@@ -20,10 +20,10 @@ type asyncResult struct {
 // once with its own response.
 func TestInvokeAsyncAnswersEveryCallOnce(t *testing.T) {
 	s := startServer(t, ServerConfig{}, HandlerFunc(func(_ context.Context, _ *Conn, req *Command) *Command {
-		n, _ := strconv.Atoi(req.ExtFields["n"])
+		n, _ := strconv.Atoi(req.Field("n"))
 		time.Sleep(time.Duration(n%7) * time.Millisecond) // answers overtake each other
 		resp := NewResponse(Success, "")
-		resp.ExtFields = map[string]string{"n": req.ExtFields["n"]}
+		resp.ExtFields = map[string]string{"n": req.Field("n")}
 		return resp
 	}))
 	c := newClient(t, ClientConfig{})
@@ -42,8 +42,8 @@ func TestInvokeAsyncAnswersEveryCallOnce(t *testing.T) {
 				t.Errorf("call %d: %v", i, err)
 				return
 			}
-			if resp.ExtFields["n"] != strconv.Itoa(i) {
-				t.Errorf("call %d answered with n=%q", i, resp.ExtFields["n"])
+			if resp.Field("n") != strconv.Itoa(i) {
+				t.Errorf("call %d answered with n=%q", i, resp.Field("n"))
 			}
 			got[i]++
 		})

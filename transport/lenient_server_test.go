@@ -20,9 +20,9 @@ func TestNumericExtFieldsKeepTheConnection(t *testing.T) {
 	got := make(chan seen, 4)
 	s := startServer(t, ServerConfig{}, HandlerFunc(func(_ context.Context, c *Conn, req *Command) *Command {
 		lang, version, ok := c.Peer()
-		got <- seen{req.ExtFields, lang, version, ok}
+		got <- seen{req.Fields(), lang, version, ok}
 		resp := NewResponse(Success, "")
-		resp.ExtFields = map[string]string{"n": req.ExtFields["queueId"]}
+		resp.ExtFields = map[string]string{"n": req.Field("queueId")}
 		return resp
 	}))
 	nc := rawDial(t, s.Addr())

@@ -46,7 +46,7 @@ func TestRocketMQHeaderRoundTrip(t *testing.T) {
 		want.ExtFields = ext
 		if got.Code != want.Code || got.Language != want.Language || got.Version != want.Version ||
 			got.Opaque != want.Opaque || got.Flag != want.Flag || got.Remark != want.Remark ||
-			got.Serialize != SerializeRocketMQ || !maps.Equal(got.ExtFields, ext) || string(got.Body) != "body" {
+			got.Serialize != SerializeRocketMQ || !maps.Equal(got.Fields(), ext) || string(got.Body) != "body" {
 			t.Fatalf("%s: decoded %+v, want %+v", name, got, want)
 		}
 	}
@@ -105,13 +105,13 @@ func TestEncodeRefusesExtOfAnotherLayout(t *testing.T) {
 func TestServerAnswersInTheRequestsEncoding(t *testing.T) {
 	h := HandlerFunc(func(_ context.Context, _ *Conn, req *Command) *Command {
 		resp := NewResponse(Success, "")
-		if req.ExtFields["pre"] == "1" {
+		if req.Field("pre") == "1" {
 			w := NewExtWriter(req.Serialize, 0)
-			w.Add("echo", req.ExtFields["v"])
+			w.Add("echo", req.Field("v"))
 			resp.Ext = w.Ext()
 			return resp
 		}
-		resp.ExtFields = map[string]string{"echo": req.ExtFields["v"]}
+		resp.ExtFields = map[string]string{"echo": req.Field("v")}
 		return resp
 	})
 	s := startServer(t, ServerConfig{}, h)
@@ -139,7 +139,7 @@ func TestServerAnswersInTheRequestsEncoding(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !resp.IsResponse() || resp.Opaque != 9 || resp.ExtFields["echo"] != "value-"+st.String() {
+			if !resp.IsResponse() || resp.Opaque != 9 || resp.Field("echo") != "value-"+st.String() {
 				t.Fatalf("request %s (pre-encoded %s): response %v", st, pre, resp)
 			}
 		}
@@ -149,7 +149,7 @@ func TestServerAnswersInTheRequestsEncoding(t *testing.T) {
 	req := NewRequest(HeartBeat, map[string]string{"v": "x"}, nil)
 	req.Serialize = SerializeRocketMQ
 	resp, err := c.Invoke(ctxTimeout(t, 5*time.Second), s.Addr(), req)
-	if err != nil || resp.Serialize != SerializeRocketMQ || resp.ExtFields["echo"] != "x" {
+	if err != nil || resp.Serialize != SerializeRocketMQ || resp.Field("echo") != "x" {
 		t.Fatalf("client invoke: resp=%v err=%v", resp, err)
 	}
 }

@@ -71,7 +71,7 @@ func ctxTimeout(t *testing.T, d time.Duration) context.Context {
 // echo answers every request with SUCCESS and its ext fields and body.
 var echo = HandlerFunc(func(_ context.Context, _ *Conn, req *Command) *Command {
 	resp := NewResponse(Success, "")
-	resp.ExtFields = req.ExtFields
+	resp.ExtFields = req.Fields()
 	resp.Body = req.Body
 	return resp
 })
@@ -99,11 +99,11 @@ func TestOutOfOrderResponses(t *testing.T) {
 		release[i] = make(chan struct{})
 	}
 	h := HandlerFunc(func(_ context.Context, _ *Conn, req *Command) *Command {
-		i, _ := strconv.Atoi(req.ExtFields["i"])
+		i, _ := strconv.Atoi(req.Field("i"))
 		arrived.Done()
 		<-release[i]
 		resp := NewResponse(Success, "")
-		resp.ExtFields = map[string]string{"i": req.ExtFields["i"]}
+		resp.ExtFields = map[string]string{"i": req.Field("i")}
 		return resp
 	})
 	s := startServer(t, ServerConfig{}, h)
@@ -122,8 +122,8 @@ func TestOutOfOrderResponses(t *testing.T) {
 		if err != nil {
 			t.Fatalf("response %d: %v", i, err)
 		}
-		if resp.Opaque != int32(1000+i) || resp.ExtFields["i"] != strconv.Itoa(i) || !resp.IsResponse() {
-			t.Fatalf("released %d, got opaque=%d ext=%v flag=%d", i, resp.Opaque, resp.ExtFields, resp.Flag)
+		if resp.Opaque != int32(1000+i) || resp.Field("i") != strconv.Itoa(i) || !resp.IsResponse() {
+			t.Fatalf("released %d, got opaque=%d ext=%v flag=%d", i, resp.Opaque, resp.Fields(), resp.Flag)
 		}
 	}
 }
@@ -206,7 +206,7 @@ func TestServerInitiatedInvoke(t *testing.T) {
 		switch req.RequestCode() {
 		case GetConsumerRunningInfo:
 			resp := NewResponse(Success, "")
-			resp.Body = []byte(`{"running":` + req.ExtFields["consumerGroup"] + `}`)
+			resp.Body = []byte(`{"running":` + req.Field("consumerGroup") + `}`)
 			return resp
 		case NotifyConsumerIDsChanged:
 			notified <- req
@@ -230,7 +230,7 @@ func TestServerInitiatedInvoke(t *testing.T) {
 	}
 	select {
 	case req := <-notified:
-		if !req.IsOneway() || req.ExtFields["consumerGroup"] != "g" {
+		if !req.IsOneway() || req.Field("consumerGroup") != "g" {
 			t.Fatalf("notify request %v", req)
 		}
 	case <-time.After(2 * time.Second):
@@ -244,7 +244,7 @@ func TestOnewayRequestNotAnswered(t *testing.T) {
 	var calls atomic.Int32
 	s := startServer(t, ServerConfig{}, HandlerFunc(func(_ context.Context, _ *Conn, req *Command) *Command {
 		calls.Add(1)
-		return NewResponse(Success, req.ExtFields["n"])
+		return NewResponse(Success, req.Field("n"))
 	}))
 	nc := rawDial(t, s.Addr())
 	oneway := NewRequest(UpdateConsumerOffset, map[string]string{"n": "oneway"}, nil)
@@ -344,7 +344,7 @@ func TestClientReconnectsAfterServerRestart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("after restart: %v", err)
 	}
-	if resp.ExtFields["x"] != "1" {
+	if resp.Field("x") != "1" {
 		t.Fatalf("response %v", resp)
 	}
 }
@@ -374,7 +374,7 @@ func TestMalformedFrameClosesOnlyThatConn(t *testing.T) {
 			t.Fatalf("%s: connection not closed by the server: %v", name, err)
 		}
 		resp, err := c.Invoke(ctxTimeout(t, time.Second), s.Addr(), NewRequest(HeartBeat, map[string]string{"after": name}, nil))
-		if err != nil || resp.ExtFields["after"] != name {
+		if err != nil || resp.Field("after") != name {
 			t.Fatalf("after %s: resp=%v err=%v", name, resp, err)
 		}
 	}
@@ -536,7 +536,7 @@ func TestConcurrentClientInvokes(t *testing.T) {
 					errs <- err
 					return
 				}
-				if resp.ExtFields["k"] != key || string(resp.Body) != key {
+				if resp.Field("k") != key || string(resp.Body) != key {
 					errs <- errors.New("mismatched response for " + key)
 					return
 				}

@@ -542,7 +542,7 @@ func binaryFrame(t *testing.T, c *Command) []byte {
 	be(int32(len(c.Remark)))
 	h.WriteString(c.Remark)
 	var ext bytes.Buffer
-	for k, v := range c.ExtFields {
+	for k, v := range c.Fields() {
 		ext.Write([]byte{byte(len(k) >> 8), byte(len(k))})
 		ext.WriteString(k)
 		n := int32(len(v))

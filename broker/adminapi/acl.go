@@ -64,7 +64,7 @@ func (a *API) editACL(ctx context.Context, failed error, edit func(*auth.ACL) (*
 // updateACL serves UPDATE_AND_CREATE_ACL_CONFIG (50) on the leader: create or
 // update one account with Apache's semantics (auth.AccountUpdate).
 func (a *API) updateACL(ctx context.Context, req *route.Request) (*transport.Command, error) {
-	ext := req.ExtFields
+	ext := req.Fields()
 	opt := func(k string) *string {
 		if v, ok := ext[k]; ok {
 			return &v
@@ -95,7 +95,7 @@ func (a *API) updateACL(ctx context.Context, req *route.Request) (*transport.Com
 // document, so every node after the first would find the account gone and the
 // tool would report the delete failed.
 func (a *API) deleteACL(ctx context.Context, req *route.Request) (*transport.Command, error) {
-	ak := req.ExtFields["accessKey"]
+	ak := req.Field("accessKey")
 	if ak == "" {
 		return nil, fmt.Errorf("%w: %w: accessKey is required", route.ErrACLDelete, route.ErrBadHeader)
 	}
@@ -123,11 +123,11 @@ func (a *API) deleteACL(ctx context.Context, req *route.Request) (*transport.Com
 // leader. aclFileFullPath is optional (Apache requires it; mqadmin without -p
 // sends none): the group has one document, whatever path is named.
 func (a *API) updateGlobalWhite(ctx context.Context, req *route.Request) (*transport.Command, error) {
-	addrs := strings.Split(req.ExtFields["globalWhiteAddrs"], ",")
+	addrs := strings.Split(req.Field("globalWhiteAddrs"), ",")
 	if err := a.editACL(ctx, route.ErrACLGlobalWhite, func(acl *auth.ACL) (*auth.ACL, error) { return acl.WithGlobalWhite(addrs) }); err != nil {
 		return nil, err
 	}
-	a.log.Info("ACL global allow-list updated", "patterns", req.ExtFields["globalWhiteAddrs"])
+	a.log.Info("ACL global allow-list updated", "patterns", req.Field("globalWhiteAddrs"))
 	return transport.NewResponse(transport.Success, ""), nil
 }
 

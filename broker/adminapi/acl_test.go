@@ -170,20 +170,20 @@ func TestACLInfo(t *testing.T) {
 		t.Fatalf("%s %q", r.ResponseCode(), r.Remark)
 	}
 	var v dataVersion
-	if err := json.Unmarshal([]byte(r.ExtFields["version"]), &v); err != nil || v.Counter != 0 || v.Timestamp != 1700000000123 {
-		t.Fatalf("version %q: %+v %v", r.ExtFields["version"], v, err)
+	if err := json.Unmarshal([]byte(r.Field("version")), &v); err != nil || v.Counter != 0 || v.Timestamp != 1700000000123 {
+		t.Fatalf("version %q: %+v %v", r.Field("version"), v, err)
 	}
 	var all map[string]dataVersion
-	if err := json.Unmarshal([]byte(r.ExtFields["allAclFileVersion"]), &all); err != nil || all[DefaultACLFilePath] != v {
-		t.Fatalf("allAclFileVersion %q: %v", r.ExtFields["allAclFileVersion"], err)
+	if err := json.Unmarshal([]byte(r.Field("allAclFileVersion")), &all); err != nil || all[DefaultACLFilePath] != v {
+		t.Fatalf("allAclFileVersion %q: %v", r.Field("allAclFileVersion"), err)
 	}
-	if r.ExtFields["brokerName"] != "broker-a" || r.ExtFields["brokerAddr"] != "127.0.0.1:10911" || r.ExtFields["clusterName"] != "c" {
-		t.Fatalf("ext %v", r.ExtFields)
+	if r.Field("brokerName") != "broker-a" || r.Field("brokerAddr") != "127.0.0.1:10911" || r.Field("clusterName") != "c" {
+		t.Fatalf("ext %v", r.Fields())
 	}
 	respond(t, fx.api.deleteACL, transport.DeleteACLConfig, map[string]string{"accessKey": "producerAK"})
 	r = respond(t, fx.api.aclInfo, transport.GetBrokerClusterACLInfo, nil)
-	if !strings.Contains(r.ExtFields["version"], `"counter":1`) {
-		t.Fatalf("after an edit: %q", r.ExtFields["version"])
+	if !strings.Contains(r.Field("version"), `"counter":1`) {
+		t.Fatalf("after an edit: %q", r.Field("version"))
 	}
 }
 

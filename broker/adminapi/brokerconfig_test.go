@@ -51,8 +51,8 @@ func TestBrokerConfigGetAndUpdate(t *testing.T) {
 			t.Fatal(err)
 		}
 		var v map[string]any
-		if err := json.Unmarshal([]byte(resp.ExtFields["version"]), &v); err != nil {
-			t.Fatalf("ext version %q: %v", resp.ExtFields["version"], err)
+		if err := json.Unmarshal([]byte(resp.Field("version")), &v); err != nil {
+			t.Fatalf("ext version %q: %v", resp.Field("version"), err)
 		}
 		return string(resp.Body), v
 	}

@@ -48,7 +48,7 @@ type ConsumerConnection struct {
 // this node received: clients heartbeat every node, so any node answers. A
 // group with no member connected is CONSUMER_NOT_ONLINE, as in Apache.
 func (a *API) consumerConnections(_ context.Context, req *route.Request) (*transport.Command, error) {
-	f := route.NewFields(req.ExtFields)
+	f := route.FieldsOf(req.Command)
 	group := f.Str("consumerGroup", true)
 	if f.Err != nil {
 		return nil, f.Err
@@ -74,7 +74,7 @@ func (a *API) consumerConnections(_ context.Context, req *route.Request) (*trans
 // known from heartbeats (Java producers heartbeat the leader only) and sends.
 // A group this node never saw is SYSTEM_ERROR "not exist", as in Apache.
 func (a *API) producerConnections(_ context.Context, req *route.Request) (*transport.Command, error) {
-	f := route.NewFields(req.ExtFields)
+	f := route.FieldsOf(req.Command)
 	group := f.Str("producerGroup", true)
 	if f.Err != nil {
 		return nil, f.Err

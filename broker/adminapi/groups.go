@@ -47,7 +47,7 @@ func (a *API) updateSubscriptionGroup(ctx context.Context, req *route.Request) (
 // those pending on this leader included. A group that is not there is SUCCESS, as in Apache (deleteSubGroup
 // -c asks every broker group, whether it has the group or not).
 func (a *API) deleteSubscriptionGroup(ctx context.Context, req *route.Request) (*transport.Command, error) {
-	f := route.NewFields(req.ExtFields)
+	f := route.FieldsOf(req.Command)
 	group := f.Str("groupName", true)
 	clean := f.Bool("cleanOffset", false) || f.Bool("removeOffset", false) // 5.x's name, 4.9's
 	if f.Err != nil {

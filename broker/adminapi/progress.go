@@ -64,7 +64,7 @@ func (a *API) groupProgress(group, topic string) GroupProgress {
 // consumerProgress serves ConsumerProgress on the leader, which holds the
 // offsets not yet replicated (the chain relays it from a follower).
 func (a *API) consumerProgress(_ context.Context, req *route.Request) (*transport.Command, error) {
-	f := route.NewFields(req.ExtFields)
+	f := route.FieldsOf(req.Command)
 	group, topic := f.Str("consumerGroup", true), f.Str("topic", false)
 	if f.Err != nil {
 		return nil, f.Err

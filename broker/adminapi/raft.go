@@ -37,7 +37,7 @@ func (a *API) raftPeers(context.Context, *route.Request) (*transport.Command, er
 // raftChange serves the membership and leadership codes on the leader (raft
 // refuses them elsewhere; the chain relays them from a follower).
 func (a *API) raftChange(ctx context.Context, req *route.Request) (*transport.Command, error) {
-	f := route.NewFields(req.ExtFields)
+	f := route.FieldsOf(req.Command)
 	code := req.RequestCode()
 	id := f.Str("id", code != transport.RaftTransferLeader)
 	var addr string

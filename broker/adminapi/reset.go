@@ -111,7 +111,7 @@ func resetNotification(lang string, entries []ResetOffsetEntry) []byte {
 // CONSUMER_NOT_ONLINE when no member is connected (mqadmin then falls back to
 // committing each queue itself), the offsets move either way.
 func (a *API) resetOffset(ctx context.Context, req *route.Request) (*transport.Command, error) {
-	f := route.NewFields(req.ExtFields)
+	f := route.FieldsOf(req.Command)
 	topic, group := f.Str("topic", true), f.Str("group", true)
 	ts := f.Int64("timestamp", true, 0)
 	force := f.Bool("isForce", true)

@@ -19,7 +19,7 @@ const relayTimeout = 5 * time.Second
 // Every node can relay: clients heartbeat every node. A client that is not
 // connected, or does not answer, is a SYSTEM_ERROR answer naming it.
 func (a *API) consumerRunningInfo(ctx context.Context, req *route.Request) (*transport.Command, error) {
-	f := route.NewFields(req.ExtFields)
+	f := route.FieldsOf(req.Command)
 	group, clientID := f.Str("consumerGroup", true), f.Str("clientId", true)
 	if f.Err != nil {
 		return nil, f.Err
@@ -32,7 +32,7 @@ func (a *API) consumerRunningInfo(ctx context.Context, req *route.Request) (*tra
 	rctx, cancel := context.WithTimeout(ctx, relayTimeout)
 	defer cancel()
 	fwd := transport.NewRequest(transport.GetConsumerRunningInfo, map[string]string{
-		"consumerGroup": group, "clientId": clientID, "jstackEnable": req.ExtFields["jstackEnable"],
+		"consumerGroup": group, "clientId": clientID, "jstackEnable": req.Field("jstackEnable"),
 	}, nil)
 	resp, err := conn.Invoke(rctx, fwd)
 	if err != nil {

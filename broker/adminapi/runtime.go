@@ -150,7 +150,7 @@ func (a *API) runtimeInfoHandler(context.Context, *route.Request) (*transport.Co
 // and day views. An item nothing was counted under is SYSTEM_ERROR naming
 // it, as Apache answers.
 func (a *API) viewBrokerStats(_ context.Context, req *route.Request) (*transport.Command, error) {
-	f := route.NewFields(req.ExtFields)
+	f := route.FieldsOf(req.Command)
 	name, key := f.Str("statsName", true), f.Str("statsKey", true)
 	if f.Err != nil {
 		return nil, f.Err
@@ -172,7 +172,7 @@ func (a *API) viewBrokerStats(_ context.Context, req *route.Request) (*transport
 // committed offset in one of its queues, sorted; Apache asks its consumer
 // manager and its offset table the same two questions.
 func (a *API) topicConsumers(_ context.Context, req *route.Request) (*transport.Command, error) {
-	f := route.NewFields(req.ExtFields)
+	f := route.FieldsOf(req.Command)
 	topic := f.Str("topic", true)
 	if f.Err != nil {
 		return nil, f.Err

@@ -79,7 +79,7 @@ type TopicStatsTable struct {
 // newest message, from what this node applied. A missing topic is
 // TOPIC_NOT_EXIST. Put TPS is not measured here and reads 0.
 func (a *API) topicStats(_ context.Context, req *route.Request) (*transport.Command, error) {
-	f := route.NewFields(req.ExtFields)
+	f := route.FieldsOf(req.Command)
 	topic := f.Str("topic", true)
 	if f.Err != nil {
 		return nil, f.Err
@@ -161,7 +161,7 @@ func (a *API) consumeStatsTopics(group, topic string, topicList []string) []stri
 // minute, summed over the topics (Apache's tpsGroupGetNums). Topics that do
 // not exist are skipped.
 func (a *API) consumeStats(_ context.Context, req *route.Request) (*transport.Command, error) {
-	f := route.NewFields(req.ExtFields)
+	f := route.FieldsOf(req.Command)
 	group, topic, list := f.Str("consumerGroup", true), f.Str("topic", false), f.Str("topicList", false)
 	if f.Err != nil {
 		return nil, f.Err

@@ -24,7 +24,7 @@ const maxQueueNums = 1024
 // numbers, perm, sys flag and order are taken from the request (never paths or
 // commands: CVE-2023-33246).
 func (a *API) createTopic(ctx context.Context, req *route.Request) (*transport.Command, error) {
-	f := route.NewFields(req.ExtFields)
+	f := route.FieldsOf(req.Command)
 	t := fsm.NewTopic(f.Str("topic", true), 0, 0)
 	t.ReadQueueNums = f.Int32("readQueueNums", false, 8)
 	t.WriteQueueNums = f.Int32("writeQueueNums", false, 8)
@@ -54,7 +54,7 @@ func (a *API) createTopic(ctx context.Context, req *route.Request) (*transport.C
 
 // deleteTopic serves DELETE_TOPIC_IN_BROKER (215) on the leader.
 func (a *API) deleteTopic(ctx context.Context, req *route.Request) (*transport.Command, error) {
-	topic := req.ExtFields["topic"]
+	topic := req.Field("topic")
 	if err := route.ValidateTopic(topic); err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func (a *API) deleteTopic(ctx context.Context, req *route.Request) (*transport.C
 // writes it back; it is registered Leader so that read sees the config the write
 // replaces, not a follower's lagging copy. A missing topic is TOPIC_NOT_EXIST.
 func (a *API) topicConfig(_ context.Context, req *route.Request) (*transport.Command, error) {
-	topic := req.ExtFields["topic"]
+	topic := req.Field("topic")
 	if err := route.ValidateTopic(topic); err != nil {
 		return nil, err
 	}

@@ -124,7 +124,7 @@ func stage(get func() *ACL, next route.Handler) route.Handler {
 		if req.Conn != nil {
 			remote, _ = RemoteIP(req.Conn.RemoteAddr())
 		}
-		if err := get().Check(req.RequestCode(), req.ExtFields, req.Body, remote); err != nil {
+		if err := get().Check(req.RequestCode(), req.Fields(), req.Body, remote); err != nil {
 			return nil, err
 		}
 		return next(ctx, req)

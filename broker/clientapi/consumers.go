@@ -41,7 +41,7 @@ func (a *API) handleHeartbeat(ctx context.Context, req *route.Request) (*transpo
 
 // handleConsumerList serves GET_CONSUMER_LIST_BY_GROUP (38).
 func (a *API) handleConsumerList(_ context.Context, req *route.Request) (*transport.Command, error) {
-	group := req.ExtFields["consumerGroup"]
+	group := req.Field("consumerGroup")
 	ids := a.d.Clients.ConsumerIDs(group)
 	if ids == nil {
 		ids = []string{}

@@ -24,7 +24,7 @@ const queryFlushTimeout = 2 * time.Second
 // or a node still replaying its log after a restart, relays it (route.Leader),
 // since its own applied offsets lag (chaos K3 and N3).
 func (a *API) handleQueryOffset(ctx context.Context, req *route.Request) (*transport.Command, error) {
-	e := route.NewFields(req.ExtFields)
+	e := route.FieldsOf(req.Command)
 	group, topic, queueID := e.Str("consumerGroup", true), e.Str("topic", true), e.Int32("queueId", true, 0)
 	if e.Err != nil {
 		return nil, e.Err
@@ -34,7 +34,7 @@ func (a *API) handleQueryOffset(ctx context.Context, req *route.Request) (*trans
 	if off, ok := a.d.Offsets.Durable(fctx, group, topic, queueID); ok {
 		return route.OK(map[string]string{"offset": strconv.FormatInt(int64(off), 10)}, nil), nil
 	}
-	if req.ExtFields["setZeroIfNotFound"] != "false" && a.d.Store.MinQueueOffset(topic, queueID) <= 0 {
+	if req.Field("setZeroIfNotFound") != "false" && a.d.Store.MinQueueOffset(topic, queueID) <= 0 {
 		return route.OK(map[string]string{"offset": "0"}, nil), nil
 	}
 	return transport.NewResponse(transport.QueryNotFound, "no offset stored for "+group), nil
@@ -60,7 +60,7 @@ func (a *API) handleQueryOffset(ctx context.Context, req *route.Request) (*trans
 // reached), and an operator's lowering of a stopped group's offset within
 // ConsumerCoverage of this node's start.
 func (a *API) handleUpdateOffset(_ context.Context, req *route.Request) (*transport.Command, error) {
-	e := route.NewFields(req.ExtFields)
+	e := route.FieldsOf(req.Command)
 	group, topic := e.Str("consumerGroup", true), e.Str("topic", true)
 	queueID, off := e.Int32("queueId", true, 0), e.Int64("commitOffset", true, 0)
 	if e.Err != nil {
@@ -75,7 +75,7 @@ func (a *API) handleUpdateOffset(_ context.Context, req *route.Request) (*transp
 }
 
 func queueArgs(req *route.Request) (string, int32, *route.Fields) {
-	e := route.NewFields(req.ExtFields)
+	e := route.FieldsOf(req.Command)
 	topic, queueID := e.Str("topic", true), e.Int32("queueId", true, 0)
 	return topic, queueID, e
 }

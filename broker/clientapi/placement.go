@@ -12,6 +12,7 @@ import (
 	"github.com/rocketraft/rocketraft/broker/transaction"
 	"github.com/rocketraft/rocketraft/fsm"
 	"github.com/rocketraft/rocketraft/store"
+	"github.com/rocketraft/rocketraft/transport"
 )
 
 // defaultRetryMaxTimes is Java's retryMaxTimes of a group nobody configured.
@@ -199,13 +200,12 @@ func withoutProps(props string, names ...string) string {
 
 // maxReconsumeSet says whether a SEND header carried maxReconsumeTimes (V1 key
 // or V2 letter "l").
-func maxReconsumeSet(fields map[string]string) bool {
-	if v, ok := fields["maxReconsumeTimes"]; ok && v != "" {
+func maxReconsumeSet(req *transport.Command) bool {
+	if req.Field("maxReconsumeTimes") != "" {
 		return true
 	}
-	if _, v2 := fields["b"]; v2 {
-		v, ok := fields["l"]
-		return ok && v != ""
+	if _, v2 := req.LookupField("b"); v2 {
+		return req.Field("l") != ""
 	}
 	return false
 }

@@ -43,8 +43,8 @@ type PullHeader struct {
 	ExpressionType       string
 }
 
-func parsePullHeader(fields map[string]string) (PullHeader, error) {
-	e := route.NewFields(fields)
+func parsePullHeader(req *transport.Command) (PullHeader, error) {
+	e := route.FieldsOf(req)
 	h := PullHeader{
 		ConsumerGroup:        e.Str("consumerGroup", true),
 		Topic:                e.Str("topic", true),
@@ -65,7 +65,7 @@ func parsePullHeader(fields map[string]string) (PullHeader, error) {
 // the response always suggests brokerId 0. A pull that finds nothing is held
 // (long polling) until a message arrives or suspendTimeoutMillis passes.
 func (a *API) handlePull(ctx context.Context, req *route.Request) (*transport.Command, error) {
-	h, err := parsePullHeader(req.ExtFields)
+	h, err := parsePullHeader(req.Command)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ import (
 // handleQueryMessage serves QUERY_MESSAGE (12): messages whose KEYS or UNIQ_KEY
 // equal key, newest index files first.
 func (a *API) handleQueryMessage(_ context.Context, req *route.Request) (*transport.Command, error) {
-	e := route.NewFields(req.ExtFields)
+	e := route.FieldsOf(req.Command)
 	topic, key := e.Str("topic", true), e.Str("key", true)
 	maxNum := int(e.Int32("maxNum", false, 32))
 	begin, end := e.Int64("beginTimestamp", false, 0), e.Int64("endTimestamp", false, 1<<62)
@@ -53,7 +53,7 @@ func (a *API) handleQueryMessage(_ context.Context, req *route.Request) (*transp
 
 // handleViewMessage serves VIEW_MESSAGE_BY_ID (33): one message by physical offset.
 func (a *API) handleViewMessage(_ context.Context, req *route.Request) (*transport.Command, error) {
-	e := route.NewFields(req.ExtFields)
+	e := route.FieldsOf(req.Command)
 	off := e.Int64("offset", true, 0)
 	if e.Err != nil {
 		return nil, e.Err

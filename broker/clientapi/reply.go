@@ -31,7 +31,7 @@ func ReplyTopic(cluster string) string { return cluster + replyTopicSuffix }
 // reply like any send (Java's storeReplyMessageEnable default), then push it to
 // the requester.
 func (a *API) handleSendReply(ctx context.Context, req *route.Request) (*transport.Command, error) {
-	h, err := parseSendHeader(req.ExtFields)
+	h, err := parseSendHeader(req.Command)
 	if err != nil {
 		return nil, err
 	}

@@ -120,7 +120,7 @@ func (a *API) handleSend(ctx context.Context, req *route.Request) (*transport.Co
 // send stores the message(s) of a send request and returns the response and
 // the queue they went to.
 func (a *API) send(ctx context.Context, req *route.Request) (*transport.Command, int32, error) {
-	h, err := parseSendHeader(req.ExtFields)
+	h, err := parseSendHeader(req.Command)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -183,7 +183,7 @@ func (a *API) send(ctx context.Context, req *route.Request) (*transport.Command,
 		}
 		p, err := place(ctx, placeArgs{Topic: h.Topic, QueueID: queueID, ProducerGroup: h.ProducerGroup,
 			ReconsumeTimes: h.ReconsumeTimes, MaxReconsumeTimes: h.MaxReconsumeTimes,
-			MaxReconsumeSet: maxReconsumeSet(req.ExtFields)}, h.Properties)
+			MaxReconsumeSet: maxReconsumeSet(req.Command)}, h.Properties)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -364,10 +364,10 @@ func v2Alias(name string) string {
 // parseSendHeader decodes the header of codes 10, 310 and 320. V2
 // (single-letter) keys are recognised by the presence of "b" (topic) and read
 // in place through their V1 names (problems name those).
-func parseSendHeader(fields map[string]string) (SendHeader, error) {
-	e := route.NewFields(fields)
-	if _, v2 := fields["b"]; v2 {
-		e = route.NewFieldsAliased(fields, v2Alias)
+func parseSendHeader(req *transport.Command) (SendHeader, error) {
+	e := route.FieldsOf(req)
+	if _, v2 := req.LookupField("b"); v2 {
+		e = route.FieldsOfAliased(req, v2Alias)
 	}
 	h := SendHeader{
 		ProducerGroup:         e.Str("producerGroup", false),

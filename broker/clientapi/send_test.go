@@ -1,13 +1,30 @@
 package clientapi
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/rocketraft/rocketraft/broker/route"
 	"github.com/rocketraft/rocketraft/store"
+	"github.com/rocketraft/rocketraft/transport"
 )
+
+// decoded is a SEND request with fields as a broker receives it: encoded in
+// the JSON header the Go client sends, then decoded (its fields are pairs).
+func decoded(tb testing.TB, fields map[string]string) *transport.Command {
+	tb.Helper()
+	frame, err := transport.AppendFrame(nil, transport.NewRequest(transport.SendMessageV2, fields, []byte("body")))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd, err := transport.DecodeFrame(bytes.NewReader(frame), len(frame))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cmd
+}
 
 func TestParseSendHeaderV1AndV2Agree(t *testing.T) {
 	v1 := map[string]string{"producerGroup": "pg", "topic": "T", "defaultTopic": "TBW102", "defaultTopicQueueNums": "4",
@@ -15,8 +32,8 @@ func TestParseSendHeaderV1AndV2Agree(t *testing.T) {
 		"reconsumeTimes": "0", "unitMode": "false", "maxReconsumeTimes": "0", "batch": "false", "bname": "broker-a"}
 	v2 := map[string]string{"a": "pg", "b": "T", "c": "TBW102", "d": "4", "e": "3", "f": "1", "g": "1700000000000",
 		"h": "5", "i": "TAGS\x01a\x02", "j": "0", "k": "false", "l": "0", "m": "false", "n": "broker-a"}
-	h1, err1 := parseSendHeader(v1)
-	h2, err2 := parseSendHeader(v2)
+	h1, err1 := parseSendHeader(decoded(t, v1))
+	h2, err2 := parseSendHeader(decoded(t, v2))
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}
@@ -26,11 +43,11 @@ func TestParseSendHeaderV1AndV2Agree(t *testing.T) {
 }
 
 func TestParseSendHeaderNamesBadKey(t *testing.T) {
-	_, err := parseSendHeader(map[string]string{"topic": "T", "queueId": "x1"})
+	_, err := parseSendHeader(decoded(t, map[string]string{"topic": "T", "queueId": "x1"}))
 	if !errors.Is(err, route.ErrBadHeader) || !strings.Contains(err.Error(), `queueId="x1"`) {
 		t.Fatalf("err = %v", err)
 	}
-	_, err = parseSendHeader(map[string]string{"queueId": "1"})
+	_, err = parseSendHeader(decoded(t, map[string]string{"queueId": "1"}))
 	if err == nil || !strings.Contains(err.Error(), "topic") {
 		t.Fatalf("missing topic: %v", err)
 	}
@@ -104,12 +121,13 @@ func TestParseSendHeaderV2AllocatesLikeV1(t *testing.T) {
 		"flag": "0", "properties": "TAGS\x01a\x02", "reconsumeTimes": "0", "unitMode": "false", "batch": "false"}
 	v2 := map[string]string{"a": "pg", "b": "T", "e": "3", "f": "0", "g": "1700000000000", "h": "0", "i": "TAGS\x01a\x02",
 		"j": "0", "k": "false", "m": "false"}
-	a1 := testing.AllocsPerRun(200, func() { _, _ = parseSendHeader(v1) })
-	a2 := testing.AllocsPerRun(200, func() { _, _ = parseSendHeader(v2) })
+	c1, c2 := decoded(t, v1), decoded(t, v2)
+	a1 := testing.AllocsPerRun(200, func() { _, _ = parseSendHeader(c1) })
+	a2 := testing.AllocsPerRun(200, func() { _, _ = parseSendHeader(c2) })
 	if a2 > a1 {
 		t.Fatalf("V2 header: %.0f allocations per decode, V1: %.0f", a2, a1)
 	}
-	if _, err := parseSendHeader(map[string]string{"b": "T", "e": "x"}); err == nil || !strings.Contains(err.Error(), `queueId="x"`) {
+	if _, err := parseSendHeader(decoded(t, map[string]string{"b": "T", "e": "x"})); err == nil || !strings.Contains(err.Error(), `queueId="x"`) {
 		t.Fatalf("a bad V2 field names its V1 key: %v", err)
 	}
 }
@@ -120,9 +138,10 @@ func BenchmarkParseSendHeaderV2(b *testing.B) {
 	v2 := map[string]string{"a": "BenchGroup", "b": "BenchTopic", "c": "TBW102", "d": "4", "e": "1", "f": "0",
 		"g": "1764000000000", "h": "0", "i": "UNIQ_KEY\x017F00000100002A9F2B6A5D8E00000001\x02WAIT\x01true\x02",
 		"j": "0", "k": "false", "l": "0", "m": "false", "n": "broker-a"}
+	req := decoded(b, v2)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := parseSendHeader(v2); err != nil {
+		if _, err := parseSendHeader(req); err != nil {
 			b.Fatal(err)
 		}
 	}

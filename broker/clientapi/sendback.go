@@ -24,8 +24,8 @@ type SendBackHeader struct {
 	MaxReconsumeTimes int32
 }
 
-func parseSendBackHeader(fields map[string]string) (SendBackHeader, error) {
-	e := route.NewFields(fields)
+func parseSendBackHeader(req *transport.Command) (SendBackHeader, error) {
+	e := route.FieldsOf(req)
 	h := SendBackHeader{
 		Group:             e.Str("group", true),
 		Offset:            store.PhysicalOffset(e.Int64("offset", true, 0)),
@@ -35,7 +35,7 @@ func parseSendBackHeader(fields map[string]string) (SendBackHeader, error) {
 		MaxReconsumeTimes: e.Int32("maxReconsumeTimes", false, defaultMaxReconsumeTimes),
 	}
 	if e.Err == nil && h.Offset < 0 {
-		e.Fail("offset", fields["offset"], "must not be negative")
+		e.Fail("offset", req.Field("offset"), "must not be negative")
 	}
 	return h, e.Err
 }
@@ -47,7 +47,7 @@ func parseSendBackHeader(fields map[string]string) (SendBackHeader, error) {
 // %RETRY%<group>, or straight into %DLQ%<group> once reconsumeTimes has reached
 // maxReconsumeTimes or the level is negative.
 func (a *API) handleSendBack(ctx context.Context, req *route.Request) (*transport.Command, error) {
-	h, err := parseSendBackHeader(req.ExtFields)
+	h, err := parseSendBackHeader(req.Command)
 	if err != nil {
 		return nil, err
 	}

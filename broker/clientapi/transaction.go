@@ -23,8 +23,8 @@ type EndTransactionHeader struct {
 	TransactionID        string
 }
 
-func parseEndTransactionHeader(fields map[string]string) (EndTransactionHeader, error) {
-	e := route.NewFields(fields)
+func parseEndTransactionHeader(req *transport.Command) (EndTransactionHeader, error) {
+	e := route.FieldsOf(req)
 	h := EndTransactionHeader{
 		ProducerGroup:        e.Str("producerGroup", true),
 		TranStateTableOffset: store.QueueOffset(e.Int64("tranStateTableOffset", true, 0)),
@@ -37,12 +37,12 @@ func parseEndTransactionHeader(fields map[string]string) (EndTransactionHeader, 
 	if e.Err == nil {
 		switch {
 		case h.TranStateTableOffset < 0:
-			e.Fail("tranStateTableOffset", fields["tranStateTableOffset"], "must not be negative")
+			e.Fail("tranStateTableOffset", req.Field("tranStateTableOffset"), "must not be negative")
 		case h.CommitLogOffset < 0:
-			e.Fail("commitLogOffset", fields["commitLogOffset"], "must not be negative")
+			e.Fail("commitLogOffset", req.Field("commitLogOffset"), "must not be negative")
 		case h.CommitOrRollback != transaction.NotType && h.CommitOrRollback != transaction.CommitType &&
 			h.CommitOrRollback != transaction.RollbackType:
-			e.Fail("commitOrRollback", fields["commitOrRollback"], "must be 0, 8 or 12")
+			e.Fail("commitOrRollback", req.Field("commitOrRollback"), "must be 0, 8 or 12")
 		}
 	}
 	return h, e.Err
@@ -54,7 +54,7 @@ func parseEndTransactionHeader(fields map[string]string) (EndTransactionHeader, 
 // left to the check-back. A decision for a half message already decided is
 // answered SUCCESS and stores nothing.
 func (a *API) handleEndTransaction(ctx context.Context, req *route.Request) (*transport.Command, error) {
-	h, err := parseEndTransactionHeader(req.ExtFields)
+	h, err := parseEndTransactionHeader(req.Command)
 	if err != nil {
 		return nil, err
 	}

@@ -29,7 +29,7 @@ const forwardedKey = "rocketraftForwarded"
 func testChain(m *Metrics) transport.HandlerFunc {
 	t := route.NewTable()
 	t.Handle(route.Local, func(_ context.Context, req *route.Request) (*transport.Command, error) {
-		f := route.NewFields(req.ExtFields)
+		f := route.FieldsOf(req.Command)
 		f.Int32("queueId", true, 0)
 		if f.Err != nil {
 			return nil, f.Err

@@ -78,7 +78,7 @@ func (m *Metrics) observeRequest(req, resp *transport.Command, elapsed time.Dura
 		key.resp = int32(resp.ResponseCode())
 	}
 	if key.req == transport.PullMessage {
-		flag, _ := strconv.Atoi(req.ExtFields["sysFlag"])
+		flag, _ := strconv.Atoi(req.Field("sysFlag"))
 		key.longPoll = flag&pullFlagSuspend != 0
 	}
 	s := m.seriesOf(key)

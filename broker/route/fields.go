@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/rocketraft/rocketraft/transport"
 )
 
 // Fields reads typed values out of a request's extFields and remembers the
 // first problem (Err), naming the key, the value and the rule.
 type Fields struct {
-	m map[string]string
+	m   map[string]string
+	cmd *transport.Command // read instead of m when set
 	// alias gives a key's name the short key a request may send instead
 	// (SEND_MESSAGE_V2's single letters), "" for none; nil for no aliases.
 	alias func(name string) string
@@ -19,26 +22,36 @@ type Fields struct {
 // NewFields reads ext.
 func NewFields(ext map[string]string) *Fields { return &Fields{m: ext} }
 
-// NewFieldsAliased reads ext whose keys may be short aliases of the names
-// asked for: a lookup of name reads ext[alias(name)] when alias gives one and
-// ext has it, else ext[name]. Problems still name the key by its long name. It
-// reads the request's own map, where translating the keys into a new one cost a
-// map per send; alias is a function (a switch) rather than a map so that a
-// lookup hashes once.
-func NewFieldsAliased(ext map[string]string, alias func(name string) string) *Fields {
-	return &Fields{m: ext, alias: alias}
+// FieldsOf reads cmd's extFields where they are, without building a map of a
+// decoded command's pairs (transport.Command.LookupField).
+func FieldsOf(cmd *transport.Command) *Fields { return &Fields{cmd: cmd} }
+
+// FieldsOfAliased is FieldsOf for extFields whose keys may be short aliases of
+// the names asked for: a lookup of name reads the field alias(name) when alias
+// gives one and cmd has it, else the field name. Problems still name the key by
+// its long name. alias is a function (a switch) rather than a map so that a
+// lookup costs no hashing.
+func FieldsOfAliased(cmd *transport.Command, alias func(name string) string) *Fields {
+	return &Fields{cmd: cmd, alias: alias}
+}
+
+func (f *Fields) lookup(key string) (string, bool) {
+	if f.cmd != nil {
+		return f.cmd.LookupField(key)
+	}
+	v, ok := f.m[key]
+	return v, ok
 }
 
 func (f *Fields) get(key string) (string, bool) {
 	if f.alias != nil {
 		if a := f.alias(key); a != "" {
-			if v, ok := f.m[a]; ok {
+			if v, ok := f.lookup(a); ok {
 				return v, true
 			}
 		}
 	}
-	v, ok := f.m[key]
-	return v, ok
+	return f.lookup(key)
 }
 
 // Fail records a problem with key unless an earlier one was recorded.

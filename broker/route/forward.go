@@ -18,7 +18,7 @@ import (
 const extForwarded = "rocketraftForwarded"
 
 // Forwarded reports whether a follower relayed cmd to this node.
-func Forwarded(cmd *transport.Command) bool { return cmd.ExtFields[extForwarded] != "" }
+func Forwarded(cmd *transport.Command) bool { return cmd.Field(extForwarded) != "" }
 
 // leaderWait bounds how long a follower waits for an election to finish before
 // it answers SERVICE_NOT_AVAILABLE (which the Go client retries).
@@ -119,12 +119,12 @@ func (f *Forwarder) relay(ctx context.Context, req *transport.Command) (*transpo
 	}
 	fctx, cancel := context.WithTimeout(ctx, relayTimeout)
 	defer cancel()
-	resp, err := f.Client.Invoke(fctx, addr, transport.NewRequest(req.RequestCode(), f.markForwarded(req.ExtFields), req.Body))
+	resp, err := f.Client.Invoke(fctx, addr, transport.NewRequest(req.RequestCode(), f.markForwarded(req.Fields()), req.Body))
 	if err != nil {
 		return nil, fmt.Errorf("%w: forward to leader %s: %v", replica.ErrUnknownOutcome, addr, err)
 	}
 	out := transport.NewResponse(resp.ResponseCode(), resp.Remark)
-	out.ExtFields = resp.ExtFields
+	out.ExtFields = resp.Fields()
 	out.Body = resp.Body
 	return out, nil
 }
@@ -139,7 +139,7 @@ func (f *Forwarder) relayOneway(ctx context.Context, req *transport.Command) {
 		f.Logger.Debug("drop forwarded oneway request", "code", req.Code, "error", err)
 		return
 	}
-	_ = f.Client.InvokeOneway(ctx, addr, transport.NewRequest(req.RequestCode(), f.markForwarded(req.ExtFields), req.Body))
+	_ = f.Client.InvokeOneway(ctx, addr, transport.NewRequest(req.RequestCode(), f.markForwarded(req.Fields()), req.Body))
 }
 
 func (f *Forwarder) markForwarded(ext map[string]string) map[string]string {

@@ -58,17 +58,17 @@ func TestCheckServiceChecksThenDiscards(t *testing.T) {
 		t.Fatalf("%d check-backs, want 2", len(reqs))
 	}
 	r := reqs[1]
-	if r.RequestCode() != transport.CheckTransactionState || r.ExtFields["tranStateTableOffset"] != "2" ||
-		r.ExtFields["msgId"] != "H-2" || r.ExtFields["transactionId"] != "H-2" || r.ExtFields["topic"] != "Real" || r.ExtFields["bname"] != "broker-a" {
-		t.Fatalf("check header %v", r.ExtFields)
+	if r.RequestCode() != transport.CheckTransactionState || r.Field("tranStateTableOffset") != "2" ||
+		r.Field("msgId") != "H-2" || r.Field("transactionId") != "H-2" || r.Field("topic") != "Real" || r.Field("bname") != "broker-a" {
+		t.Fatalf("check header %v", r.Fields())
 	}
 	m, err := store.DecodeMessage(r.Body, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Topic != "Real" || m.QueueID != 0 || m.QueueOffset != 2 || strconv.FormatInt(int64(m.PhysicalOffset), 10) != r.ExtFields["commitLogOffset"] ||
-		store.OffsetMsgID(m.StoreHost, m.PhysicalOffset) != r.ExtFields["offsetMsgId"] {
-		t.Fatalf("check body %+v vs header %v", m, r.ExtFields)
+	if m.Topic != "Real" || m.QueueID != 0 || m.QueueOffset != 2 || strconv.FormatInt(int64(m.PhysicalOffset), 10) != r.Field("commitLogOffset") ||
+		store.OffsetMsgID(m.StoreHost, m.PhysicalOffset) != r.Field("offsetMsgId") {
+		t.Fatalf("check body %+v vs header %v", m, r.Fields())
 	}
 	if c := rep.TransactionState().Checks(0); c != 1 {
 		t.Fatalf("checks of offset 0 = %d", c)

@@ -38,7 +38,7 @@ func TestC4CheckBacksResumeAfterLeaderClockStepsBack(t *testing.T) {
 		t.Fatalf("7 s after the step back: %+v %v, want the 2 half messages stored after it asked", s, err)
 	}
 	for _, r := range conn.take() {
-		if off := r.ExtFields["tranStateTableOffset"]; off != "2" && off != "3" {
+		if off := r.Field("tranStateTableOffset"); off != "2" && off != "3" {
 			t.Errorf("asked about half offset %s, stamped in the clock's future", off)
 		}
 	}

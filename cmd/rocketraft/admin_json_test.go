@@ -191,7 +191,7 @@ func TestAdminEveryCommandPrintsJSON(t *testing.T) {
 			"sysFlag": "0", "bornTimestamp": strconv.FormatInt(time.Now().UnixMilli(), 10), "flag": "0",
 			"properties": fmt.Sprintf("KEYS\x01key-%d\x02WAIT\x01true\x02", i), "reconsumeTimes": "0", "unitMode": "false", "batch": "false",
 		}, []byte("json body")))
-		offsetMsgID = resp.ExtFields["msgId"]
+		offsetMsgID = resp.Field("msgId")
 	}
 	fakeConsumer(ctx, t, jc, group, topic)
 	// A producer group for connections producer: a heartbeat to every node.

@@ -79,7 +79,7 @@ func startClockGroup(t *testing.T, opts clockGroupOptions) *clockGroup {
 func (g *clockGroup) onRequest(_ context.Context, _ *transport.Conn, req *transport.Command) *transport.Command {
 	if req.RequestCode() == transport.CheckTransactionState {
 		g.mu.Lock()
-		g.checks = append(g.checks, receivedCheck{at: time.Now(), halfOffset: req.ExtFields["tranStateTableOffset"], txID: req.ExtFields["transactionId"]})
+		g.checks = append(g.checks, receivedCheck{at: time.Now(), halfOffset: req.Field("tranStateTableOffset"), txID: req.Field("transactionId")})
 		g.mu.Unlock()
 	}
 	return nil
@@ -147,13 +147,13 @@ func (g *clockGroup) send(id raft.ServerID, ext map[string]string, body string) 
 	if r.ResponseCode() != transport.Success {
 		return sendAck{}, fmt.Errorf("send %s: %s %s", body, r.ResponseCode(), r.Remark)
 	}
-	qo, err := strconv.ParseInt(r.ExtFields["queueOffset"], 10, 64)
+	qo, err := strconv.ParseInt(r.Field("queueOffset"), 10, 64)
 	if err != nil {
-		return sendAck{}, fmt.Errorf("send %s: queueOffset %q: %w", body, r.ExtFields["queueOffset"], err)
+		return sendAck{}, fmt.Errorf("send %s: queueOffset %q: %w", body, r.Field("queueOffset"), err)
 	}
-	_, phys, err := store.ParseOffsetMsgID(r.ExtFields["msgId"])
+	_, phys, err := store.ParseOffsetMsgID(r.Field("msgId"))
 	if err != nil {
-		return sendAck{}, fmt.Errorf("send %s: msgId %q: %w", body, r.ExtFields["msgId"], err)
+		return sendAck{}, fmt.Errorf("send %s: msgId %q: %w", body, r.Field("msgId"), err)
 	}
 	return sendAck{queueOffset: qo, physOffset: int64(phys)}, nil
 }

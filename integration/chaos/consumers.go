@@ -240,7 +240,7 @@ func (cs *Consumers) queryOffset(ctx context.Context, addr, group string, q Queu
 	if err != nil || resp.ResponseCode() != transport.Success {
 		return 0, false
 	}
-	off, err := strconv.ParseInt(resp.ExtFields["offset"], 10, 64)
+	off, err := strconv.ParseInt(resp.Field("offset"), 10, 64)
 	return off, err == nil
 }
 

@@ -747,7 +747,7 @@ func TestC5StoreTimestampsUnderClockJumps(t *testing.T) {
 			if r.ResponseCode() != transport.Success {
 				return 0, fmt.Errorf("%s %s", r.ResponseCode(), r.Remark)
 			}
-			return strconv.ParseInt(r.ExtFields["offset"], 10, 64)
+			return strconv.ParseInt(r.Field("offset"), 10, 64)
 		}
 		minO, maxO := msgs[0].offset, msgs[len(msgs)-1].offset+1
 		exact, boundary := 0, 0

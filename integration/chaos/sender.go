@@ -126,11 +126,11 @@ func (s *RawSender) Send(ctx context.Context, q QueueKey, id string, attempt int
 		op.Outcome, op.Err = Unknown, err.Error()
 	case resp.ResponseCode() == transport.Success:
 		op.Outcome = OK
-		op.BrokerMsgID = resp.ExtFields["msgId"]
-		op.Offset, err = strconv.ParseInt(resp.ExtFields["queueOffset"], 10, 64)
-		if err != nil || resp.ExtFields["queueId"] != strconv.Itoa(int(q.QueueID)) {
+		op.BrokerMsgID = resp.Field("msgId")
+		op.Offset, err = strconv.ParseInt(resp.Field("queueOffset"), 10, 64)
+		if err != nil || resp.Field("queueId") != strconv.Itoa(int(q.QueueID)) {
 			op.Outcome, op.Offset = Unknown, -1
-			op.Err = fmt.Sprintf("bad ack %v", resp.ExtFields)
+			op.Err = fmt.Sprintf("bad ack %v", resp.Fields())
 		}
 	default:
 		op.Outcome = classifyCode(resp.ResponseCode())
@@ -196,7 +196,7 @@ func Pull(ctx context.Context, c *Cluster, tc *transport.Client, addr string, q 
 		return nil, nil, offset, err
 	}
 	next := offset
-	if v, ok := resp.ExtFields["nextBeginOffset"]; ok {
+	if v, ok := resp.LookupField("nextBeginOffset"); ok {
 		next, _ = strconv.ParseInt(v, 10, 64)
 	}
 	switch resp.ResponseCode() {

@@ -64,11 +64,11 @@ func TestACLCommandsOnTheWire(t *testing.T) {
 	}
 	for len(seen) > 0 {
 		req := <-seen
-		if !sign.VerifyRequest("admin-secret", req.ExtFields, req.Body) {
+		if !sign.VerifyRequest("admin-secret", req.Fields(), req.Body) {
 			t.Errorf("%s not signed with the admin credentials", req.RequestCode())
 		}
 		if req.RequestCode() == transport.UpdateAndCreateACLConfig {
-			e := req.ExtFields
+			e := req.Fields()
 			if e["accessKey"] != "newProducer" || e["secretKey"] != "new-secret" || e["admin"] != "false" || e["topicPerms"] != "Orders=PUB" {
 				t.Errorf("code 50 ext %v", e)
 			}

@@ -258,16 +258,16 @@ func TestClientAgainstFakeCluster(t *testing.T) {
 		req := <-seen
 		switch req.RequestCode() {
 		case transport.QueryMessage:
-			if req.ExtFields["topic"] != "T" || req.ExtFields["maxNum"] != "8" {
-				t.Errorf("query headers %v", req.ExtFields)
+			if req.Field("topic") != "T" || req.Field("maxNum") != "8" {
+				t.Errorf("query headers %v", req.Fields())
 			}
 		case transport.RaftRemoveServer:
-			if req.ExtFields["id"] != "n9" {
-				t.Errorf("remove headers %v", req.ExtFields)
+			if req.Field("id") != "n9" {
+				t.Errorf("remove headers %v", req.Fields())
 			}
 		case transport.ConsumerProgress:
-			if req.ExtFields["consumerGroup"] != "g" || req.ExtFields["topic"] != "T" {
-				t.Errorf("progress headers %v", req.ExtFields)
+			if req.Field("consumerGroup") != "g" || req.Field("topic") != "T" {
+				t.Errorf("progress headers %v", req.Fields())
 			}
 		}
 	}

@@ -172,8 +172,8 @@ func TestBrokerConfigAndRuntimeAgainstProcesses(t *testing.T) {
 	resp := cc.invoke(t, leader, transport.NewRequest(transport.GetBrokerConfig, nil, nil))
 	var version map[string]int64
 	if resp.ResponseCode() != transport.Success || !bytes.Contains(resp.Body, []byte("\nbrokerName=broker-a\n")) ||
-		json.Unmarshal([]byte(resp.ExtFields["version"]), &version) != nil || version["timestamp"] == 0 {
-		t.Fatalf("GET_BROKER_CONFIG: %v ext %v body %.200s", resp.ResponseCode(), resp.ExtFields, resp.Body)
+		json.Unmarshal([]byte(resp.Field("version")), &version) != nil || version["timestamp"] == 0 {
+		t.Fatalf("GET_BROKER_CONFIG: %v ext %v body %.200s", resp.ResponseCode(), resp.Fields(), resp.Body)
 	}
 
 	// 25 on one node (-b): a live key changes behaviour there and only there.

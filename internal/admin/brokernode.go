@@ -141,8 +141,8 @@ func (c *Client) BrokerConfig(ctx context.Context, cluster, brokerName string) (
 			out[i].Properties, err = config.ParseProperties(string(resp.Body))
 		}
 		if err == nil {
-			if err = json.Unmarshal([]byte(resp.ExtFields["version"]), &out[i].Version); err != nil {
-				err = fmt.Errorf("broker config broker=%s: version %q: %v: %w", n.Addr, resp.ExtFields["version"], err, ErrBadAnswer)
+			if err = json.Unmarshal([]byte(resp.Field("version")), &out[i].Version); err != nil {
+				err = fmt.Errorf("broker config broker=%s: version %q: %v: %w", n.Addr, resp.Field("version"), err, ErrBadAnswer)
 			}
 		}
 		out[i].Err = err

@@ -50,9 +50,9 @@ func (c *Client) committedOffset(ctx context.Context, addr, group, topic string,
 	default:
 		return 0, false, fmt.Errorf("query offset group=%s broker=%s: %s %s: %w", group, addr, resp.ResponseCode(), resp.Remark, ErrBrokerResponse)
 	}
-	off, err := strconv.ParseInt(resp.ExtFields["offset"], 10, 64)
+	off, err := strconv.ParseInt(resp.Field("offset"), 10, 64)
 	if err != nil {
-		return 0, false, fmt.Errorf("query offset broker=%s offset=%q: %w", addr, resp.ExtFields["offset"], ErrBadAnswer)
+		return 0, false, fmt.Errorf("query offset broker=%s offset=%q: %w", addr, resp.Field("offset"), ErrBadAnswer)
 	}
 	return off, true, nil
 }

@@ -307,7 +307,7 @@ func (pc *processCluster) send(ctx context.Context, t *testing.T, addr, topic st
 		"flag": "0", "properties": props, "reconsumeTimes": "0", "unitMode": "false", "batch": "false",
 	}, []byte(body))
 	resp := pc.invoke(ctx, t, addr, req)
-	return resp.ExtFields["msgId"]
+	return resp.Field("msgId")
 }
 
 func (pc *processCluster) heartbeat(ctx context.Context, t *testing.T, addr, group string) {

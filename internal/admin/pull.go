@@ -59,9 +59,9 @@ func (c *Client) pull(ctx context.Context, addr, group, topic string, queueID in
 		return p, fmt.Errorf("pull topic=%s queue=%d offset=%d broker=%s: %s %s: %w", topic, queueID, offset, addr, p.status, resp.Remark, ErrBrokerResponse)
 	}
 	for name, dst := range map[string]*int64{"nextBeginOffset": &p.next, "minOffset": &p.min, "maxOffset": &p.max} {
-		v, err := strconv.ParseInt(resp.ExtFields[name], 10, 64)
+		v, err := strconv.ParseInt(resp.Field(name), 10, 64)
 		if err != nil {
-			return p, fmt.Errorf("pull broker=%s %s=%q: %w", addr, name, resp.ExtFields[name], ErrBadAnswer)
+			return p, fmt.Errorf("pull broker=%s %s=%q: %w", addr, name, resp.Field(name), ErrBadAnswer)
 		}
 		*dst = v
 	}

@@ -133,11 +133,11 @@ func (c *Client) Send(ctx context.Context, s SendSpec) (SendResult, error) {
 	if resp.ResponseCode() != transport.Success {
 		return SendResult{}, fmt.Errorf("send topic=%s broker=%s: %s %s: %w", s.Topic, addr, resp.ResponseCode(), resp.Remark, ErrBrokerResponse)
 	}
-	res := SendResult{MsgID: uniq, OffsetMsgID: resp.ExtFields["msgId"], BrokerName: group, Addr: addr}
-	qid, err1 := strconv.ParseInt(resp.ExtFields["queueId"], 10, 32)
-	off, err2 := strconv.ParseInt(resp.ExtFields["queueOffset"], 10, 64)
+	res := SendResult{MsgID: uniq, OffsetMsgID: resp.Field("msgId"), BrokerName: group, Addr: addr}
+	qid, err1 := strconv.ParseInt(resp.Field("queueId"), 10, 32)
+	off, err2 := strconv.ParseInt(resp.Field("queueOffset"), 10, 64)
 	if err1 != nil || err2 != nil {
-		return res, fmt.Errorf("send broker=%s: queueId=%q queueOffset=%q: %w", addr, resp.ExtFields["queueId"], resp.ExtFields["queueOffset"], ErrBadAnswer)
+		return res, fmt.Errorf("send broker=%s: queueId=%q queueOffset=%q: %w", addr, resp.Field("queueId"), resp.Field("queueOffset"), ErrBadAnswer)
 	}
 	res.QueueID, res.QueueOffset = int32(qid), off
 	return res, nil

@@ -221,9 +221,9 @@ func (c *Client) offset(ctx context.Context, addr string, code transport.Request
 	if err != nil {
 		return 0, err
 	}
-	v, err := strconv.ParseInt(resp.ExtFields["offset"], 10, 64)
+	v, err := strconv.ParseInt(resp.Field("offset"), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%s broker=%s offset=%q: %w", code, addr, resp.ExtFields["offset"], ErrBadAnswer)
+		return 0, fmt.Errorf("%s broker=%s offset=%q: %w", code, addr, resp.Field("offset"), ErrBadAnswer)
 	}
 	return v, nil
 }

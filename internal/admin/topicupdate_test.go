@@ -48,17 +48,17 @@ func (b *topicBroker) handle(peers func() map[string]string) transport.HandlerFu
 			if b.old {
 				return transport.NewResponse(transport.RequestCodeNotSupported, "")
 			}
-			tc, found := b.topics[req.ExtFields["topic"]]
+			tc, found := b.topics[req.Field("topic")]
 			if !found {
-				return transport.NewResponse(transport.TopicNotExist, "No topic in this broker. topic: "+req.ExtFields["topic"])
+				return transport.NewResponse(transport.TopicNotExist, "No topic in this broker. topic: "+req.Field("topic"))
 			}
 			return ok(tc)
 		case transport.UpdateAndCreateTopic:
-			b.writes = append(b.writes, req.ExtFields)
-			n := func(k string) int32 { v, _ := strconv.Atoi(req.ExtFields[k]); return int32(v) }
-			b.topics[req.ExtFields["topic"]] = nameserver.TopicConfig{TopicName: req.ExtFields["topic"],
+			b.writes = append(b.writes, req.Fields())
+			n := func(k string) int32 { v, _ := strconv.Atoi(req.Field(k)); return int32(v) }
+			b.topics[req.Field("topic")] = nameserver.TopicConfig{TopicName: req.Field("topic"),
 				ReadQueueNums: n("readQueueNums"), WriteQueueNums: n("writeQueueNums"), Perm: nameserver.Perm(n("perm")),
-				TopicFilterType: req.ExtFields["topicFilterType"], TopicSysFlag: n("topicSysFlag"), Order: req.ExtFields["order"] == "true"}
+				TopicFilterType: req.Field("topicFilterType"), TopicSysFlag: n("topicSysFlag"), Order: req.Field("order") == "true"}
 			return ok(nil)
 		}
 		return transport.NewResponse(transport.RequestCodeNotSupported, "")

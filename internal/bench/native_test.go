@@ -84,8 +84,8 @@ func TestNativeRequestWithoutAMapEncodesLikeTheMap(t *testing.T) {
 	// A signed send keeps the map: the signature is computed over it.
 	s := &nativeSender{shape: newShape(ProduceOptions{Topic: "T", Group: "g"}, time.Now()), batch: 1,
 		creds: sign.Credentials{AccessKey: "ak", SecretKey: "sk"}}
-	if r := s.request(op{msgs: 1}, queueTarget{}); r.Ext.Data != nil || r.ExtFields[sign.AccessKeyField] != "ak" {
-		t.Fatalf("signed send: Ext %q, ext %v", r.Ext.Data, r.ExtFields)
+	if r := s.request(op{msgs: 1}, queueTarget{}); r.Ext.Data != nil || r.Field(sign.AccessKeyField) != "ak" {
+		t.Fatalf("signed send: Ext %q, ext %v", r.Ext.Data, r.Fields())
 	}
 }
 
@@ -103,10 +103,10 @@ func TestNativeRequestInRocketMQEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := s.mapRequest(op{first: 42, msgs: 1}, tgt, 0).ExtFields
-	want["bornTimestamp"] = got.ExtFields["bornTimestamp"]
-	if got.Serialize != transport.SerializeRocketMQ || !maps.Equal(got.ExtFields, want) || string(got.Body) != string(s.shape.body) {
-		t.Fatalf("decoded %s ext %v, want ext %v", got.Serialize, got.ExtFields, want)
+	want := s.mapRequest(op{first: 42, msgs: 1}, tgt, 0).Fields()
+	want["bornTimestamp"] = got.Field("bornTimestamp")
+	if got.Serialize != transport.SerializeRocketMQ || !maps.Equal(got.Fields(), want) || string(got.Body) != string(s.shape.body) {
+		t.Fatalf("decoded %s ext %v, want ext %v", got.Serialize, got.Fields(), want)
 	}
 	s.creds = sign.Credentials{AccessKey: "ak", SecretKey: "sk"}
 	if r := s.request(op{first: 1, msgs: 1}, tgt); r.Serialize != transport.SerializeRocketMQ || r.Ext.Data != nil {

@@ -19,18 +19,18 @@ const endCommit = store.SysFlagTxCommit
 // the native client waits for the answer, so a send counts only once its
 // message is committed, and the latency includes the commit's replication.
 func (s *nativeSender) commit(ctx context.Context, addr string, first int64, resp *transport.Command) error {
-	_, off, err := store.ParseOffsetMsgID(resp.ExtFields["msgId"])
+	_, off, err := store.ParseOffsetMsgID(resp.Field("msgId"))
 	if err != nil {
 		return fmt.Errorf("half message answer: %w", err)
 	}
 	ext := map[string]string{
 		"producerGroup":        s.shape.group,
-		"tranStateTableOffset": resp.ExtFields["queueOffset"],
+		"tranStateTableOffset": resp.Field("queueOffset"),
 		"commitLogOffset":      strconv.FormatInt(int64(off), 10),
 		"commitOrRollback":     strconv.Itoa(int(endCommit)),
 		"fromTransactionCheck": "false",
 		"msgId":                s.shape.uniqKey(first),
-		"transactionId":        resp.ExtFields["transactionId"],
+		"transactionId":        resp.Field("transactionId"),
 	}
 	req := transport.NewRequest(transport.EndTransaction, s.creds.SignExt(ext, nil), nil)
 	req.Serialize = s.serialize
@@ -55,12 +55,12 @@ func checkBackHandler(group string, creds sign.Credentials) transport.Handler {
 		}
 		ext := map[string]string{
 			"producerGroup":        group,
-			"tranStateTableOffset": req.ExtFields["tranStateTableOffset"],
-			"commitLogOffset":      req.ExtFields["commitLogOffset"],
+			"tranStateTableOffset": req.Field("tranStateTableOffset"),
+			"commitLogOffset":      req.Field("commitLogOffset"),
 			"commitOrRollback":     strconv.Itoa(int(endCommit)),
 			"fromTransactionCheck": "true",
-			"msgId":                req.ExtFields["msgId"],
-			"transactionId":        req.ExtFields["transactionId"],
+			"msgId":                req.Field("msgId"),
+			"transactionId":        req.Field("transactionId"),
 		}
 		_ = conn.InvokeOneway(transport.NewRequest(transport.EndTransaction, creds.SignExt(ext, nil), nil))
 		return nil
