@@ -63,6 +63,11 @@
 // reference decoder (encoding/json) to the lenient one: whatever either accepts, it
 // accepts with the same result.
 //
+// Both fast decoders keep a command's extFields as key/value pairs in arrival order,
+// allocated with the command, not as a map: a SEND header's fourteen fields cost no
+// hashing to store and none to read. Command.Field and LookupField read one field,
+// Fields builds a map on demand; ExtFields is the map a command is built with.
+//
 // A Conn remembers the language and version of the latest request its peer sent
 // (Conn.Peer), which RocketMQ's connection lists report.
 //
