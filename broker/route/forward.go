@@ -119,7 +119,7 @@ func (f *Forwarder) relay(ctx context.Context, req *transport.Command) (*transpo
 	}
 	fctx, cancel := context.WithTimeout(ctx, relayTimeout)
 	defer cancel()
-	resp, err := f.Client.Invoke(fctx, addr, transport.NewRequest(req.RequestCode(), f.markForwarded(req.Fields()), req.Body))
+	resp, err := f.Client.Invoke(fctx, addr, transport.NewRequest(req.RequestCode(), f.markForwarded(req), req.Body))
 	if err != nil {
 		return nil, fmt.Errorf("%w: forward to leader %s: %v", replica.ErrUnknownOutcome, addr, err)
 	}
@@ -139,11 +139,17 @@ func (f *Forwarder) relayOneway(ctx context.Context, req *transport.Command) {
 		f.Logger.Debug("drop forwarded oneway request", "code", req.Code, "error", err)
 		return
 	}
-	_ = f.Client.InvokeOneway(ctx, addr, transport.NewRequest(req.RequestCode(), f.markForwarded(req.Fields()), req.Body))
+	_ = f.Client.InvokeOneway(ctx, addr, transport.NewRequest(req.RequestCode(), f.markForwarded(req), req.Body))
 }
 
-func (f *Forwarder) markForwarded(ext map[string]string) map[string]string {
-	out := maps.Clone(ext)
+// markForwarded returns req's extFields with the forwarded mark added, leaving
+// req as it is. A decoded request's Fields is already a new map, so only a
+// request built with ExtFields is copied.
+func (f *Forwarder) markForwarded(req *transport.Command) map[string]string {
+	out := req.Fields()
+	if req.ExtFields != nil {
+		out = maps.Clone(out)
+	}
 	if out == nil {
 		out = map[string]string{}
 	}
