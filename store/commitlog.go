@@ -118,7 +118,7 @@ func (c *commitLog) recordAt(off PhysicalOffset) ([]byte, PhysicalOffset, func()
 		f.release()
 		return nil, 0, nil, corruptf("record at %d in segment %s: total size %d does not fit written end %d", off, fileName(f.start), size, f.start+wrote)
 	}
-	return f.slice(pos, pos+int64(size)), off + PhysicalOffset(size), f.release, nil
+	return f.slice(pos, pos+int64(size)), off + PhysicalOffset(size), f.releaseFunc, nil
 }
 
 // bytesAt implements recordSource.
@@ -132,7 +132,7 @@ func (c *commitLog) bytesAt(off PhysicalOffset, size int32) ([]byte, func(), err
 		f.release()
 		return nil, nil, fmt.Errorf("%w: %d bytes at %d: beyond written end %d", ErrOffsetOutOfRange, size, off, f.start+f.wrotePosition.Load())
 	}
-	return f.slice(pos, pos+int64(size)), f.release, nil
+	return f.slice(pos, pos+int64(size)), f.releaseFunc, nil
 }
 
 var _ recordSource = (*commitLog)(nil)

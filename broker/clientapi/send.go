@@ -148,7 +148,7 @@ func (a *API) send(ctx context.Context, req *route.Request) (*transport.Command,
 	}
 	born := bornHost(req.Conn)
 	var recs [][]byte
-	var sentProps []string // per record, the properties the producer sent (metrics)
+	var sentProps []string // per record of a batch, the properties the producer sent (metrics)
 	var uniqKey string
 	if batch {
 		elems, err := decodeBatch(req.Body)
@@ -200,8 +200,7 @@ func (a *API) send(ctx context.Context, req *route.Request) (*transport.Command,
 		if err != nil {
 			return nil, 0, err
 		}
-		recs = append(recs, rec)
-		sentProps = append(sentProps, h.Properties)
+		recs = append(recs, rec) // sentProps stays nil: the one message's are h.Properties
 	}
 	// No context.WithTimeout here: the proposer bounds the wait itself
 	// (node.DefaultMaxWait, the send timeout) with one sweep per proposer.
@@ -214,7 +213,11 @@ func (a *API) send(ctx context.Context, req *route.Request) (*transport.Command,
 	}
 	if a.d.Sent != nil {
 		for i, rec := range recs {
-			a.d.Sent(h.Topic, sentProps[i], prepared, len(rec))
+			props := h.Properties
+			if sentProps != nil {
+				props = sentProps[i]
+			}
+			a.d.Sent(h.Topic, props, prepared, len(rec))
 		}
 	}
 	return a.sendResponse(req.Serialize, results, queueID, uniqKey), queueID, nil
@@ -323,72 +326,6 @@ type SendHeader struct {
 	Batch                 bool
 	MaxReconsumeTimes     int32
 	BrokerName            string
-}
-
-// v2Alias maps a V1 name to SendMessageRequestHeaderV2's single letter ("" for
-// a name V2 does not shorten).
-func v2Alias(name string) string {
-	switch name {
-	case "producerGroup":
-		return "a"
-	case "topic":
-		return "b"
-	case "defaultTopic":
-		return "c"
-	case "defaultTopicQueueNums":
-		return "d"
-	case "queueId":
-		return "e"
-	case "sysFlag":
-		return "f"
-	case "bornTimestamp":
-		return "g"
-	case "flag":
-		return "h"
-	case "properties":
-		return "i"
-	case "reconsumeTimes":
-		return "j"
-	case "unitMode":
-		return "k"
-	case "maxReconsumeTimes":
-		return "l"
-	case "batch":
-		return "m"
-	case "brokerName":
-		return "n"
-	}
-	return ""
-}
-
-// parseSendHeader decodes the header of codes 10, 310 and 320. V2
-// (single-letter) keys are recognised by the presence of "b" (topic) and read
-// in place through their V1 names (problems name those).
-func parseSendHeader(req *transport.Command) (SendHeader, error) {
-	e := route.FieldsOf(req)
-	if _, v2 := req.LookupField("b"); v2 {
-		e = route.FieldsOfAliased(req, v2Alias)
-	}
-	h := SendHeader{
-		ProducerGroup:         e.Str("producerGroup", false),
-		Topic:                 e.Str("topic", true),
-		DefaultTopic:          e.Str("defaultTopic", false),
-		DefaultTopicQueueNums: e.Int32("defaultTopicQueueNums", false, 4),
-		QueueID:               e.Int32("queueId", true, 0),
-		SysFlag:               e.Int32("sysFlag", false, 0),
-		BornTimestamp:         e.Int64("bornTimestamp", false, 0),
-		Flag:                  e.Int32("flag", false, 0),
-		Properties:            e.Str("properties", false),
-		ReconsumeTimes:        e.Int32("reconsumeTimes", false, 0),
-		UnitMode:              e.Bool("unitMode", false),
-		Batch:                 e.Bool("batch", false),
-		MaxReconsumeTimes:     e.Int32("maxReconsumeTimes", false, 0),
-		BrokerName:            e.Str("bname", false),
-	}
-	if h.BrokerName == "" {
-		h.BrokerName = e.Raw("brokerName")
-	}
-	return h, e.Err
 }
 
 // BatchElement is one inner message of a SEND_BATCH_MESSAGE body.

@@ -146,3 +146,53 @@ func BenchmarkParseSendHeaderV2(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseSendHeaderV1 reads a SEND_MESSAGE header with V1 (long) keys,
+// as this project's bench client and Java's V1 path send it.
+func BenchmarkParseSendHeaderV1(b *testing.B) {
+	v1 := map[string]string{"producerGroup": "BenchGroup", "topic": "BenchTopic", "defaultTopic": "TBW102",
+		"defaultTopicQueueNums": "4", "queueId": "1", "sysFlag": "0", "bornTimestamp": "1764000000000", "flag": "0",
+		"properties": "UNIQ_KEY\x017F00000100002A9F2B6A5D8E00000001\x02WAIT\x01true\x02", "reconsumeTimes": "0",
+		"unitMode": "false", "maxReconsumeTimes": "0", "batch": "false", "bname": "broker-a"}
+	req := decoded(b, v1)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parseSendHeader(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The one-pass header read keeps the lookup rules: a V2 key counts only when
+// "b" is present and then wins over its V1 name, which still fills a field V2
+// left out; "bname" has no V2 alias; problems name the V1 key.
+func TestParseSendHeaderMixedKeys(t *testing.T) {
+	h, err := parseSendHeader(decoded(t, map[string]string{"b": "T2", "topic": "T1", "queueId": "7", "e": "2",
+		"sysFlag": "4", "bname": "bn", "n": "nn", "zzz": "ignored"}))
+	if err != nil || h.Topic != "T2" || h.QueueID != 2 || h.SysFlag != 4 || h.BrokerName != "bn" {
+		t.Fatalf("V2 with V1 names too: %+v %v", h, err)
+	}
+	h, err = parseSendHeader(decoded(t, map[string]string{"topic": "T1", "queueId": "7", "e": "2", "a": "pg", "n": "nn"}))
+	if err != nil || h.Topic != "T1" || h.QueueID != 7 || h.ProducerGroup != "" || h.BrokerName != "" {
+		t.Fatalf("V1 with stray letters: %+v %v", h, err)
+	}
+	h, err = parseSendHeader(decoded(t, map[string]string{"b": "T", "e": "1", "n": "nn"}))
+	if err != nil || h.BrokerName != "nn" || h.DefaultTopicQueueNums != 4 {
+		t.Fatalf("V2 brokerName and defaults: %+v %v", h, err)
+	}
+	for _, c := range []struct {
+		fields map[string]string
+		want   string // "" for no problem
+	}{
+		{map[string]string{"b": "T", "e": "1", "k": "maybe"}, `unitMode="maybe"`},
+		{map[string]string{"b": "T", "e": "99999999999"}, `queueId="99999999999": must fit in 32 bits`},
+		{map[string]string{"topic": "T", "queueId": "1", "g": "x"}, ""},   // a letter without "b" is not read
+		{map[string]string{"topic": "T", "queueId": "1", "flag": ""}, ""}, // empty: the default
+		{map[string]string{"b": "T"}, `queueId="": required`},
+	} {
+		_, err := parseSendHeader(decoded(t, c.fields))
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%v: err %v, want %q", c.fields, err, c.want)
+		}
+	}
+}

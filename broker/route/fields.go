@@ -13,10 +13,7 @@ import (
 type Fields struct {
 	m   map[string]string
 	cmd *transport.Command // read instead of m when set
-	// alias gives a key's name the short key a request may send instead
-	// (SEND_MESSAGE_V2's single letters), "" for none; nil for no aliases.
-	alias func(name string) string
-	Err   error
+	Err error
 }
 
 // NewFields reads ext.
@@ -26,32 +23,12 @@ func NewFields(ext map[string]string) *Fields { return &Fields{m: ext} }
 // decoded command's pairs (transport.Command.LookupField).
 func FieldsOf(cmd *transport.Command) *Fields { return &Fields{cmd: cmd} }
 
-// FieldsOfAliased is FieldsOf for extFields whose keys may be short aliases of
-// the names asked for: a lookup of name reads the field alias(name) when alias
-// gives one and cmd has it, else the field name. Problems still name the key by
-// its long name. alias is a function (a switch) rather than a map so that a
-// lookup costs no hashing.
-func FieldsOfAliased(cmd *transport.Command, alias func(name string) string) *Fields {
-	return &Fields{cmd: cmd, alias: alias}
-}
-
-func (f *Fields) lookup(key string) (string, bool) {
+func (f *Fields) get(key string) (string, bool) {
 	if f.cmd != nil {
 		return f.cmd.LookupField(key)
 	}
 	v, ok := f.m[key]
 	return v, ok
-}
-
-func (f *Fields) get(key string) (string, bool) {
-	if f.alias != nil {
-		if a := f.alias(key); a != "" {
-			if v, ok := f.lookup(a); ok {
-				return v, true
-			}
-		}
-	}
-	return f.lookup(key)
 }
 
 // Fail records a problem with key unless an earlier one was recorded.
@@ -67,6 +44,15 @@ func (f *Fields) Raw(key string) string { v, _ := f.get(key); return v }
 // Str is the value of key; a missing required key is a problem.
 func (f *Fields) Str(key string, required bool) string {
 	v, ok := f.get(key)
+	return f.StrOf(key, v, ok, required)
+}
+
+// The ...Of readers apply the same rules to a value the caller found itself
+// (ok: the key was present), for a handler that gathers a header's fields in
+// one pass over the pairs. A zero Fields is enough for them.
+
+// StrOf is Str of a value found by the caller.
+func (f *Fields) StrOf(key, v string, ok, required bool) string {
 	if !ok && required {
 		f.Fail(key, "", "required")
 	}
@@ -76,6 +62,11 @@ func (f *Fields) Str(key string, required bool) string {
 // Int64 is the decimal value of key, def when absent or empty.
 func (f *Fields) Int64(key string, required bool, def int64) int64 {
 	v, ok := f.get(key)
+	return f.Int64Of(key, v, ok, required, def)
+}
+
+// Int64Of is Int64 of a value found by the caller.
+func (f *Fields) Int64Of(key, v string, ok, required bool, def int64) int64 {
 	if !ok || v == "" {
 		if required {
 			f.Fail(key, v, "required")
@@ -92,9 +83,15 @@ func (f *Fields) Int64(key string, required bool, def int64) int64 {
 
 // Int32 is Int64 limited to 32 bits.
 func (f *Fields) Int32(key string, required bool, def int32) int32 {
-	n := f.Int64(key, required, int64(def))
+	v, ok := f.get(key)
+	return f.Int32Of(key, v, ok, required, def)
+}
+
+// Int32Of is Int32 of a value found by the caller.
+func (f *Fields) Int32Of(key, v string, ok, required bool, def int32) int32 {
+	n := f.Int64Of(key, v, ok, required, int64(def))
 	if n < -1<<31 || n > 1<<31-1 {
-		f.Fail(key, f.Raw(key), "must fit in 32 bits")
+		f.Fail(key, v, "must fit in 32 bits")
 		return def
 	}
 	return int32(n)
@@ -104,7 +101,12 @@ func (f *Fields) Int32(key string, required bool, def int32) int32 {
 // Apache's header decoder uses), def when absent or empty. Java reads any other
 // text as false; here it is a problem, named.
 func (f *Fields) Bool(key string, def bool) bool {
-	switch v := f.Raw(key); {
+	return f.BoolOf(key, f.Raw(key), def)
+}
+
+// BoolOf is Bool of a value found by the caller ("" when absent).
+func (f *Fields) BoolOf(key, v string, def bool) bool {
+	switch {
 	case v == "":
 		return def
 	case strings.EqualFold(v, "true"):
