@@ -511,15 +511,43 @@ func (c *Conn) deliver(resp *Command) {
 	call.ch <- resp // buffered, one send per registration
 }
 
+// Deferred is what a handler returns when it answers later: exactly once,
+// through Conn.Answer. Until then the request keeps its in-flight slot and
+// counts as running (Server.Close waits for it), but no goroutine waits for
+// it: a send waiting for its raft entry costs no parked handler goroutine and
+// no wake-up per message when the entry is applied.
+var Deferred = &Command{}
+
 // serve runs the handler for one request and queues its response. A handler panic is
 // logged with its stack and answered with SYSTEM_ERROR instead of taking the process
 // down: one bad request must not drop every client of the broker.
 func (c *Conn) serve(req *Command) {
+	resp := c.callHandler(req)
+	if resp == Deferred {
+		return // Answer releases the slot
+	}
+	c.answer(req, resp)
+}
+
+// Answer completes a request whose handler returned Deferred: it sends what
+// answer returns, as serve sends a handler's response (nil: nothing is sent).
+// A panic in answer is logged and answered SYSTEM_ERROR, as in a handler.
+// answer may return Deferred again when it hands the request on once more
+// (then a later Answer completes it).
+func (c *Conn) Answer(req *Command, answer func() *Command) {
+	resp := c.call(req, answer)
+	if resp == Deferred {
+		return
+	}
+	c.answer(req, resp)
+}
+
+// answer queues resp as the response to req and releases req's slot.
+func (c *Conn) answer(req *Command, resp *Command) {
 	defer func() {
 		<-c.sem
 		c.opts.handlers.Done()
 	}()
-	resp := c.callHandler(req)
 	if resp == nil {
 		return
 	}
@@ -540,7 +568,12 @@ func (c *Conn) serve(req *Command) {
 	}
 }
 
-func (c *Conn) callHandler(req *Command) (resp *Command) {
+func (c *Conn) callHandler(req *Command) *Command {
+	return c.call(req, func() *Command { return c.opts.handler.ServeRemoting(c.ctx, c, req) })
+}
+
+// call runs f for req, answering a panic with SYSTEM_ERROR.
+func (c *Conn) call(req *Command, f func() *Command) (resp *Command) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.logger.Error("handler panicked", "code", req.RequestCode(), "opaque", req.Opaque,
@@ -548,5 +581,5 @@ func (c *Conn) callHandler(req *Command) (resp *Command) {
 			resp = NewResponse(SystemError, "internal error")
 		}
 	}()
-	return c.opts.handler.ServeRemoting(c.ctx, c, req)
+	return f()
 }

@@ -87,6 +87,9 @@ type Deps struct {
 // API serves the client request codes.
 type API struct {
 	d Deps
+	// async is d.Replica when it can answer a send's write through a
+	// callback (replica.AsyncMessages): then no goroutine waits per send.
+	async replica.AsyncMessages
 	// maxMessageSize is Config.MaxMessageSize, or what SetMaxMessageSize made it.
 	maxMessageSize atomic.Int64
 }
@@ -94,6 +97,7 @@ type API struct {
 // New builds the client handlers; Register puts them in a route table.
 func New(d Deps) *API {
 	a := &API{d: d}
+	a.async, _ = d.Replica.(replica.AsyncMessages)
 	a.maxMessageSize.Store(int64(d.MaxMessageSize))
 	return a
 }

@@ -26,9 +26,12 @@ func (m *Metrics) Stage() route.Stage {
 	return func(next route.Handler) route.Handler {
 		return func(ctx context.Context, req *route.Request) (*transport.Command, error) {
 			start := time.Now()
-			resp := route.Respond(next(ctx, req))
-			m.observeRequest(req.Command, resp, time.Since(start))
-			return resp, nil
+			req.After(func(resp *transport.Command, err error) (*transport.Command, error) {
+				resp = route.Respond(resp, err)
+				m.observeRequest(req.Command, resp, time.Since(start))
+				return resp, nil
+			})
+			return next(ctx, req)
 		}
 	}
 }

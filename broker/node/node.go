@@ -269,6 +269,18 @@ func (n *Node) Propose(ctx context.Context, msgs [][]byte) ([]fsm.MessageResult,
 	return n.prop.Propose(ctx, msgs)
 }
 
+// ProposeAsync is Propose answered through done, which runs exactly once and
+// must not block (it runs on the proposer's completion goroutine). A node that
+// is waiting for its leader barrier proposes from a goroutine of its own once
+// the barrier passed, as Propose would wait for it.
+func (n *Node) ProposeAsync(ctx context.Context, msgs [][]byte, done func([]fsm.MessageResult, error)) {
+	if !n.roles.writableNow() {
+		go func() { done(n.Propose(ctx, msgs)) }()
+		return
+	}
+	n.prop.ProposeAsync(ctx, msgs, done)
+}
+
 // Apply replicates one non-message command (topic, group, offsets, …) on its own
 // raft entry and returns the FSM's response (*fsm.ConfigResult).
 func (n *Node) Apply(ctx context.Context, cmd fsm.Command) (any, error) {

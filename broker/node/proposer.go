@@ -133,8 +133,8 @@ type ProposerStats struct {
 	Messages uint64 // messages in those entries
 }
 
-// request is one Propose call. Its fields after done is closed belong to the
-// caller; before that, to the proposer.
+// request is one Propose or ProposeAsync call. Its fields belong to the
+// proposer until it is answered (done closed, or cb called), then to the caller.
 type request[R any] struct {
 	msgs     [][]byte
 	bytes    int
@@ -147,17 +147,34 @@ type request[R any] struct {
 	answered bool
 	results  []R
 	err      error
-	done     chan struct{}
+	done     chan struct{} // closed once answered (Propose)
+	// cb is ProposeAsync's callback, instead of done. It runs once, after
+	// p.mu is released (fire).
+	cb func([]R, error)
 }
 
-// answerLocked closes r.done with err unless r was answered already. p.mu is held.
-func (r *request[R]) answerLocked(results []R, err error) {
+// answerLocked records r's outcome unless r was answered already, and wakes
+// its caller: Propose's through done, ProposeAsync's by adding r to *fire,
+// whose callbacks the caller runs once it has released p.mu. p.mu is held.
+func (r *request[R]) answerLocked(results []R, err error, fire *[]*request[R]) {
 	if r.answered {
 		return
 	}
 	r.answered = true
 	r.results, r.err = results, err
+	if r.cb != nil {
+		*fire = append(*fire, r)
+		return
+	}
 	close(r.done)
+}
+
+// fire runs the callbacks of answered ProposeAsync calls, p.mu not held.
+func fire[R any](reqs []*request[R]) {
+	for i, r := range reqs {
+		reqs[i] = nil
+		r.cb(r.results, r.err)
+	}
 }
 
 type requestState uint8
@@ -266,31 +283,57 @@ func (p *proposer[R]) Propose(ctx context.Context, msgs [][]byte) ([]R, error) {
 		return nil, err
 	}
 	r := &request[R]{msgs: msgs, ctx: ctx, deadline: time.Now().Add(p.cfg.MaxWait), done: make(chan struct{})}
-	for _, m := range msgs {
+	if err := p.enqueue(r); err != nil {
+		return nil, err
+	}
+	<-r.done
+	return r.results, r.err
+}
+
+// ProposeAsync is Propose answered through done instead of a return: done
+// runs exactly once, with what Propose would return. It may run before
+// ProposeAsync returns (a refusal), else on a proposer goroutine, so it must
+// not block: the next entries' answers wait behind it.
+func (p *proposer[R]) ProposeAsync(ctx context.Context, msgs [][]byte, done func([]R, error)) {
+	if len(msgs) == 0 {
+		done(nil, nil)
+		return
+	}
+	if err := ctx.Err(); err != nil {
+		done(nil, err)
+		return
+	}
+	r := &request[R]{msgs: msgs, ctx: ctx, deadline: time.Now().Add(p.cfg.MaxWait), cb: done}
+	if err := p.enqueue(r); err != nil {
+		done(nil, err)
+	}
+}
+
+// enqueue queues r for an entry, or refuses it (ErrClosed, ErrBusy).
+func (p *proposer[R]) enqueue(r *request[R]) error {
+	for _, m := range r.msgs {
 		r.bytes += len(m)
 	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return nil, ErrClosed
+		return ErrClosed
 	}
-	if p.pending > 0 && p.pending+len(msgs) > p.cfg.MaxPending {
+	if p.pending > 0 && p.pending+len(r.msgs) > p.cfg.MaxPending {
 		pending := p.pending
 		p.mu.Unlock()
-		return nil, fmt.Errorf("propose messages=%d pending=%d max=%d: %w", len(msgs), pending, p.cfg.MaxPending, ErrBusy)
+		return fmt.Errorf("propose messages=%d pending=%d max=%d: %w", len(r.msgs), pending, p.cfg.MaxPending, ErrBusy)
 	}
 	p.queue = append(p.queue, r)
 	p.waiting++
-	p.pending += len(msgs)
+	p.pending += len(r.msgs)
 	p.pendingBytes += r.bytes
 	p.mu.Unlock()
 	select {
 	case p.wake <- struct{}{}:
 	default:
 	}
-
-	<-r.done
-	return r.results, r.err
+	return nil
 }
 
 // sweepLoop gives up on waiting calls every interval until Close.
@@ -312,6 +355,8 @@ func (p *proposer[R]) sweepLoop(interval time.Duration) {
 // now: a queued one with the cause alone (it is dropped, never proposed), one
 // already in an entry with ErrUnknownOutcome too (the entry may still commit).
 func (p *proposer[R]) sweep(now time.Time) {
+	var answered []*request[R]
+	defer func() { fire(answered) }()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, r := range p.queue {
@@ -323,7 +368,7 @@ func (p *proposer[R]) sweep(now time.Time) {
 			p.waiting--
 			p.pending -= len(r.msgs)
 			p.pendingBytes -= r.bytes
-			r.answerLocked(nil, cause)
+			r.answerLocked(nil, cause, &answered)
 		}
 	}
 	for e := range p.open {
@@ -332,7 +377,7 @@ func (p *proposer[R]) sweep(now time.Time) {
 				continue
 			}
 			if cause := p.giveUp(r, now); cause != nil {
-				r.answerLocked(nil, fmt.Errorf("%w: %w", ErrUnknownOutcome, cause))
+				r.answerLocked(nil, fmt.Errorf("%w: %w", ErrUnknownOutcome, cause), &answered)
 			}
 		}
 	}
@@ -382,14 +427,16 @@ func (p *proposer[R]) Close(grace time.Duration) {
 	}
 	p.mu.Lock()
 	err := fmt.Errorf("%w: raft shut down without answering the entry", ErrUnknownOutcome)
+	var answered []*request[R]
 	for e := range p.open {
 		e.finished = true
 		delete(p.open, e)
 		for _, r := range e.reqs {
-			r.answerLocked(nil, err)
+			r.answerLocked(nil, err, &answered)
 		}
 	}
 	p.mu.Unlock()
+	fire(answered)
 	// The completion goroutine may stay blocked on a future raft will never
 	// answer; it owns nothing the callers still need.
 }
@@ -539,12 +586,14 @@ func (p *proposer[R]) gatherLocked(now time.Time) time.Duration {
 }
 
 func (p *proposer[R]) failQueued() {
+	var answered []*request[R]
+	defer func() { fire(answered) }()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, r := range p.queue {
 		if r != nil && r.state == requestQueued {
 			r.state = requestCancelled
-			r.answerLocked(nil, ErrClosed)
+			r.answerLocked(nil, ErrClosed, &answered)
 		}
 	}
 	p.queue = nil
@@ -555,8 +604,9 @@ func (p *proposer[R]) failQueued() {
 
 func (p *proposer[R]) completeLoop() {
 	defer p.doneWG.Done()
+	var answered []*request[R]
 	for e := range p.inflight {
-		p.complete(e)
+		answered = p.complete(e, answered[:0])
 		<-p.slots
 		// A queue held back by PipelineMinBytes may go now that fewer
 		// entries are ahead of it.
@@ -564,10 +614,15 @@ func (p *proposer[R]) completeLoop() {
 		case p.wake <- struct{}{}:
 		default:
 		}
+		// The callbacks run after the slot is free, so the next entry is
+		// not held back by the answers to this one.
+		fire(answered)
 	}
 }
 
-func (p *proposer[R]) complete(e *entry[R]) {
+// complete answers e's calls. It returns answered with the ProposeAsync calls
+// among them appended, for the caller to fire once p.mu is released.
+func (p *proposer[R]) complete(e *entry[R], answered []*request[R]) []*request[R] {
 	var (
 		results []R
 		err     error
@@ -585,7 +640,7 @@ func (p *proposer[R]) complete(e *entry[R]) {
 	p.mu.Lock()
 	if e.finished {
 		p.mu.Unlock()
-		return // abandoned by Close
+		return answered // abandoned by Close
 	}
 	e.finished = true
 	delete(p.open, e)
@@ -605,14 +660,15 @@ func (p *proposer[R]) complete(e *entry[R]) {
 	off := 0
 	for _, r := range e.reqs {
 		if err != nil {
-			r.answerLocked(nil, err)
+			r.answerLocked(nil, err, &answered)
 			continue
 		}
 		n := len(r.msgs)
-		r.answerLocked(results[off:off+n:off+n], nil) // capped: the caller owns exactly its part
+		r.answerLocked(results[off:off+n:off+n], nil, &answered) // capped: the caller owns exactly its part
 		off += n
 	}
 	p.mu.Unlock()
+	return answered
 }
 
 // classifyApplyError maps a raft Apply error onto the outcome a caller can act on.

@@ -231,6 +231,15 @@ func (w *roleWatcher) subscribe() (<-chan RoleEvent, func()) {
 	}
 }
 
+// writableNow is waitWritable's test without the wait: true when a proposal
+// would not have to wait for the barrier (or for anything).
+func (w *roleWatcher) writableNow() bool {
+	w.mu.Lock()
+	closed := w.closed
+	w.mu.Unlock()
+	return !closed && (w.r.State() != raft.Leader || w.isReady())
+}
+
 // waitWritable returns once the node may propose: it is not the raft leader
 // (raft will answer ErrNotLeader), or it is and has passed its barrier.
 func (w *roleWatcher) waitWritable(ctx context.Context) error {

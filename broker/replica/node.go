@@ -58,6 +58,20 @@ func (r *nodeReplica) Now() time.Time { return r.n.Now() }
 func (r *nodeReplica) PutMessages(ctx context.Context, recs [][]byte) ([]fsm.MessageResult, error) {
 	start := time.Now()
 	res, err := r.n.Propose(ctx, recs)
+	return r.putOutcome(start, res, err)
+}
+
+// PutMessagesAsync implements AsyncMessages.
+func (r *nodeReplica) PutMessagesAsync(ctx context.Context, recs [][]byte, done func([]fsm.MessageResult, error)) {
+	start := time.Now()
+	r.n.ProposeAsync(ctx, recs, func(res []fsm.MessageResult, err error) {
+		done(r.putOutcome(start, res, err))
+	})
+}
+
+// putOutcome is PutMessages' answer for the node's outcome of a proposal
+// made at start.
+func (r *nodeReplica) putOutcome(start time.Time, res []fsm.MessageResult, err error) ([]fsm.MessageResult, error) {
 	if err != nil {
 		return nil, mapNodeError(err)
 	}

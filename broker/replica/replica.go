@@ -18,6 +18,16 @@ type Messages interface {
 	Now() time.Time
 }
 
+// AsyncMessages is implemented by a replica that can answer PutMessages
+// through a callback, so that no goroutine waits for each send's entry.
+type AsyncMessages interface {
+	// PutMessagesAsync is PutMessages answered through done, exactly once.
+	// done may run before PutMessagesAsync returns (a refusal), else on the
+	// replica's completion goroutine, where it must not block: the answers
+	// to later entries wait behind it.
+	PutMessagesAsync(ctx context.Context, recs [][]byte, done func([]fsm.MessageResult, error))
+}
+
 // Metadata reads and changes the replicated topic, group and offset tables.
 type Metadata interface {
 	UpsertTopic(ctx context.Context, t fsm.TopicConfig) error

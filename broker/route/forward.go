@@ -57,11 +57,20 @@ func (f *Forwarder) Stage(next Handler) Handler {
 			if !f.Leading() {
 				return f.relay(ctx, req.Command)
 			}
-			resp, err := next(ctx, req)
-			if errors.Is(err, replica.ErrNotLeader) {
-				return f.relay(ctx, req.Command)
-			}
-			return resp, err
+			// Leadership moved while the request ran: the new leader answers it.
+			req.After(func(resp *transport.Command, err error) (*transport.Command, error) {
+				if !errors.Is(err, replica.ErrNotLeader) {
+					return resp, err
+				}
+				if !req.Deferred() {
+					return f.relay(ctx, req.Command)
+				}
+				// The relay waits on the network: not on the goroutine that answers.
+				resp, err = req.Defer() // before the goroutine may answer
+				go func() { req.Answer(f.relay(ctx, req.Command)) }()
+				return resp, err
+			})
+			return next(ctx, req)
 		case LeaderOneway:
 			if !f.Leading() {
 				go f.relayOneway(context.WithoutCancel(ctx), req.Command)

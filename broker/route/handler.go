@@ -2,6 +2,7 @@ package route
 
 import (
 	"context"
+	"errors"
 
 	"github.com/rocketraft/rocketraft/transport"
 )
@@ -12,14 +13,80 @@ type Request struct {
 	*transport.Command
 	Conn  *transport.Conn
 	Route *Route
+
+	// afters are the stages' post-processing, outermost first (After).
+	afters   []After
+	afterBuf [3]After
+	// deferred is set by Defer, before the handler hands the request on.
+	deferred bool
 }
 
 // Handler serves one request: a response, an error (mapped through the error
-// table), or neither (no answer, e.g. a oneway request).
+// table), or neither (no answer, e.g. a oneway request). A handler that
+// answers later returns Defer's result and calls Answer once.
 type Handler func(ctx context.Context, req *Request) (*transport.Command, error)
 
-// Stage is one step of the handler chain: it wraps the rest of the chain.
+// Stage is one step of the handler chain: it wraps the rest of the chain. A
+// stage that looks at the answer registers an After instead of reading what
+// next returns, so that it also sees the answer of a deferred request.
 type Stage func(next Handler) Handler
+
+// After post-processes the answer to a request: it gets what the chain
+// inside its stage answered and returns what the stage answers. Afters run
+// innermost first, once the answer is known: when the handler returns, or
+// when a deferred request is answered. One that has to block on a deferred
+// request (Deferred tells) hands the request on and returns Defer's result
+// from a goroutine's Answer onward.
+type After func(resp *transport.Command, err error) (*transport.Command, error)
+
+// errDeferred is what Defer returns: not an error, the answer comes later.
+var errDeferred = errors.New("route: the answer is deferred")
+
+// After registers f; a stage calls it before it calls next.
+func (r *Request) After(f After) {
+	if r.afters == nil {
+		r.afters = r.afterBuf[:0]
+	}
+	r.afters = append(r.afters, f)
+}
+
+// CanDefer reports whether the request may be answered later: it came over a
+// connection (a request served directly, as in tests, has none).
+func (r *Request) CanDefer() bool { return r.Conn != nil }
+
+// Defer marks the request as answered later and returns what the handler
+// returns now. Call it before handing the request on: the answer may come
+// before the handler returns. Whoever holds the request then calls Answer
+// exactly once.
+func (r *Request) Defer() (*transport.Command, error) {
+	r.deferred = true
+	return nil, errDeferred
+}
+
+// Deferred reports whether Defer was called: an After then runs on whatever
+// goroutine answers, which it must not block.
+func (r *Request) Deferred() bool { return r.deferred }
+
+// Answer completes a deferred request with the handler's answer: the
+// stages' afters run, then the response is sent (a panic on the way is
+// answered SYSTEM_ERROR, as in a handler).
+func (r *Request) Answer(resp *transport.Command, err error) {
+	r.Conn.Answer(r.Command, func() *transport.Command { return r.finish(resp, err) })
+}
+
+// finish runs the afters not yet run, innermost first, and returns the
+// response, or transport.Deferred when an After deferred the request again.
+func (r *Request) finish(resp *transport.Command, err error) *transport.Command {
+	for len(r.afters) > 0 {
+		f := r.afters[len(r.afters)-1]
+		r.afters = r.afters[:len(r.afters)-1]
+		resp, err = f(resp, err)
+		if err == errDeferred {
+			return transport.Deferred
+		}
+	}
+	return Respond(resp, err)
+}
 
 // Policy says what a follower does with a request of a code.
 type Policy int

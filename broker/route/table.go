@@ -60,8 +60,19 @@ func (t *Table) Serve(fwd Stage, stages ...Stage) transport.HandlerFunc {
 		if !ok {
 			rt = routed{unsupported, &Route{Code: code, Policy: Local, Handler: notSupported}}
 		}
-		return Respond(rt.h(ctx, &Request{Command: cmd, Conn: conn, Route: rt.r}))
+		return Call(ctx, rt.h, &Request{Command: cmd, Conn: conn, Route: rt.r})
 	}
+}
+
+// Call runs a chain for req as the table does, the stages' afters included,
+// and returns the response; transport.Deferred when req is answered later
+// (req.Answer sends that answer).
+func Call(ctx context.Context, h Handler, req *Request) *transport.Command {
+	resp, err := h(ctx, req)
+	if err == errDeferred {
+		return transport.Deferred
+	}
+	return req.finish(resp, err)
 }
 
 // notSupported answers a request code no room registered.

@@ -31,9 +31,11 @@ func (s *Stats) SendStage(leading func() bool) route.Stage {
 				return next(ctx, req)
 			}
 			start := time.Now()
-			resp, err := next(ctx, req)
-			s.ObserveSendResult(time.Since(start), err == nil && resp != nil && resp.ResponseCode() == transport.Success)
-			return resp, err
+			req.After(func(resp *transport.Command, err error) (*transport.Command, error) {
+				s.ObserveSendResult(time.Since(start), err == nil && resp != nil && resp.ResponseCode() == transport.Success)
+				return resp, err
+			})
+			return next(ctx, req)
 		}
 	}
 }
