@@ -96,6 +96,11 @@
 //     it) is never answered. A handler panic is logged and answered with SYSTEM_ERROR.
 //   - A handler must return a fresh Command each time: the transport sets its Opaque and
 //     Flag, and owns it until OnWritten has run.
+//   - A handler that waits for something another goroutine finishes (a send waiting for
+//     its raft entry) may return Deferred instead and answer later, exactly once, with
+//     Conn.Answer. The request keeps its in-flight slot and counts as running for
+//     Server.Close until then, but no goroutine is parked on it and none is woken to
+//     answer it: the goroutine that finishes the work sends the answer.
 //   - While all handler slots of a connection are busy its reader is paused, so responses
 //     to Invokes this side started on that connection wait too; handlers that Invoke the
 //     peer must not fill every slot.

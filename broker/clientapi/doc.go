@@ -11,7 +11,10 @@
 // the header, check disk and topic, rewrite the placement (placement.go: delay,
 // timer, DLQ, half message), encode the record once, replicate it through
 // replica.Messages (group commit), report each stored message to Deps.Sent
-// (metrics: counted here, on the leader, once), answer with the offsetMsgId. A
+// (metrics: counted here, on the leader, once), answer with the offsetMsgId.
+// When the replica is a replica.AsyncMessages the send is deferred
+// (route.Request.Defer): the answer is built and sent on the replica's
+// completion goroutine, so no handler goroutine waits for the raft entry. A
 // pull reports its next offset and what it returned to Deps.Pulled. api.go
 // holds the dependencies. Nothing here checks whether this node leads: routes.go registers
 // writes with route.Leader, and the forwarding stage relays them.

@@ -19,6 +19,17 @@
 // which a test holds against every exported error of store, fsm, replica and
 // this package.
 //
+// A stage that looks at the answer (metrics, the send statistics, Forward's
+// relay on ErrNotLeader) registers an After before it calls the rest of the
+// chain, rather than reading what the chain returns. That lets a handler answer
+// later: it calls Request.Defer, hands the request on, and whoever finishes the
+// work calls Request.Answer, which runs the afters (innermost first) and sends
+// the response (transport.Deferred, Conn.Answer). The leader's send handler does
+// so: its answer is built on the proposer's completion goroutine, and no
+// goroutine waits for each send's raft entry. An After that would block on a
+// deferred request (Forward's relay) defers it again and answers from a
+// goroutine of its own.
+//
 // Fields reads typed extFields values and names the key, the value and the rule
 // of the first bad one; names.go holds RocketMQ's topic, group and size rules.
 //
@@ -29,4 +40,6 @@
 //
 // A Table is built before Serve and read-only afterwards; Serve's handler is
 // safe for concurrent use (the transport runs each request on its own goroutine).
+// A Request belongs to one goroutine at a time: the handler's until it hands the
+// request on after Defer, then the one that answers it.
 package route
