@@ -13,6 +13,7 @@ import (
 	"github.com/rocketraft/rocketraft/broker/clients"
 	"github.com/rocketraft/rocketraft/broker/offsets"
 	"github.com/rocketraft/rocketraft/broker/replica"
+	"github.com/rocketraft/rocketraft/broker/route"
 	"github.com/rocketraft/rocketraft/broker/stats"
 	"github.com/rocketraft/rocketraft/nameserver"
 	"github.com/rocketraft/rocketraft/store"
@@ -33,8 +34,8 @@ type Broker struct {
 	storeHost netip.AddrPort
 
 	server  *transport.Server
-	serve   transport.HandlerFunc // the route table's chain, what server runs
-	client  *transport.Client     // nameservers and peer brokers
+	serve   *route.Chain      // the route table's chains, what server runs
+	client  *transport.Client // nameservers and peer brokers
 	nsrv    *nameserver.Client
 	clients *clients.Registry
 	pulls   *clients.PullWaiters

@@ -169,11 +169,27 @@ func TestMetricsOverRealProcesses(t *testing.T) {
 			"consumeFromWhere": "CONSUME_FROM_FIRST_OFFSET", "subscriptionDataSet": []any{
 				map[string]any{"topic": topic, "subString": "*", "tagsSet": []string{}, "expressionType": "TAG", "subVersion": 1}}}}})
 	call(transport.HeartBeat, nil, hb)
+	// A message's ConsumeQueue entry is written after its send is answered (the
+	// dispatch follows the CommitLog, as Apache's reput does): wait until the
+	// queues hold all N before reading their max offsets.
+	maxOffsets := make([]int, 4)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		sum := 0
+		for q := range maxOffsets {
+			r := call(transport.GetMaxOffset, map[string]string{"topic": topic, "queueId": strconv.Itoa(q)}, nil)
+			maxOffsets[q], _ = strconv.Atoi(r.Field("offset"))
+			sum += maxOffsets[q]
+		}
+		if sum == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("max offsets %v after 10 s, want %d messages in all", maxOffsets, n)
+		}
+	}
 	// Commit queue 0 whole and queue 1 half: M of the N are consumed.
 	committed := 0
-	for q := range 4 {
-		r := call(transport.GetMaxOffset, map[string]string{"topic": topic, "queueId": strconv.Itoa(q)}, nil)
-		maxOff, _ := strconv.Atoi(r.Field("offset"))
+	for q, maxOff := range maxOffsets {
 		off := map[int]int{0: maxOff, 1: maxOff / 2}[q]
 		committed += off
 		call(transport.UpdateConsumerOffset, map[string]string{"consumerGroup": group, "topic": topic,

@@ -104,8 +104,12 @@ type Conn struct {
 
 	ctx    context.Context // cancelled on Close; handed to handlers
 	cancel context.CancelFunc
-	sem    chan struct{} // in-flight handler slots
-	work   chan *Command // unbuffered: a request for an idle worker
+	// inlineCtx is ctx marked as served on the reader goroutine (IsInline).
+	inlineCtx context.Context
+	sem       chan struct{} // in-flight handler slots
+	work      chan *Command // unbuffered: a request for an idle worker
+	// inline is the handler's InlineHandler.Inline, nil when it has none.
+	inline func(*Command) bool
 
 	qmu     sync.Mutex
 	queue   []outFrame // Invariant: empty once qclosed is set; every frame in it gets OnWritten exactly once.
@@ -153,9 +157,13 @@ func newConn(parent context.Context, nc net.Conn, opts connOptions) *Conn {
 		pending: make(map[int32]pendingCall),
 		closed:  make(chan struct{}),
 	}
+	if ih, ok := opts.handler.(InlineHandler); ok {
+		c.inline = ih.Inline
+	}
 	c.remoteAP, _ = netip.ParseAddrPort(c.remote)
 	c.logger = opts.logger.With("conn", id, "remote", c.remote)
 	c.ctx, c.cancel = context.WithCancel(parent)
+	c.inlineCtx = context.WithValue(c.ctx, inlineKey{}, true)
 	return c
 }
 
@@ -409,6 +417,10 @@ func (c *Conn) readLoop() {
 			return
 		}
 		c.opts.handlers.Add(1)
+		if c.inline != nil && c.inline(cmd) {
+			c.serve(c.inlineCtx, cmd)
+			continue
+		}
 		select {
 		case c.work <- cmd: // an idle worker took it
 		default:
@@ -433,7 +445,7 @@ func (c *Conn) worker(req *Command) {
 	defer idle.Stop()
 	var served bool
 	for ok := true; ok; req, ok = c.nextRequest(idle, &served) {
-		c.serve(req)
+		c.serve(c.ctx, req)
 		served = true
 	}
 }
@@ -511,6 +523,35 @@ func (c *Conn) deliver(resp *Command) {
 	call.ch <- resp // buffered, one send per registration
 }
 
+// InlineHandler is a Handler that serves some requests on the connection's
+// reader goroutine instead of handing them to a handler goroutine: one
+// goroutine hand-off less per request. A request Inline reports true for must
+// not block its handler: it is answered at once, or deferred (Deferred) and
+// handed on. The reader reads nothing else meanwhile.
+type InlineHandler interface {
+	Handler
+	Inline(req *Command) bool
+}
+
+// inlineKey marks the context of a request served on the reader goroutine.
+type inlineKey struct{}
+
+// IsInline reports whether ctx is that of a request served on its
+// connection's reader goroutine (InlineHandler): its handler must not block.
+func IsInline(ctx context.Context) bool {
+	v, _ := ctx.Value(inlineKey{}).(bool)
+	return v
+}
+
+// Blocking is ctx for work handed from an inline request to a goroutine of
+// its own, which may block: IsInline is false for it.
+func Blocking(ctx context.Context) context.Context {
+	if !IsInline(ctx) {
+		return ctx
+	}
+	return context.WithValue(ctx, inlineKey{}, false)
+}
+
 // Deferred is what a handler returns when it answers later: exactly once,
 // through Conn.Answer. Until then the request keeps its in-flight slot and
 // counts as running (Server.Close waits for it), but no goroutine waits for
@@ -521,8 +562,8 @@ var Deferred = &Command{}
 // serve runs the handler for one request and queues its response. A handler panic is
 // logged with its stack and answered with SYSTEM_ERROR instead of taking the process
 // down: one bad request must not drop every client of the broker.
-func (c *Conn) serve(req *Command) {
-	resp := c.callHandler(req)
+func (c *Conn) serve(ctx context.Context, req *Command) {
+	resp := c.callHandler(ctx, req)
 	if resp == Deferred {
 		return // Answer releases the slot
 	}
@@ -568,8 +609,8 @@ func (c *Conn) answer(req *Command, resp *Command) {
 	}
 }
 
-func (c *Conn) callHandler(req *Command) *Command {
-	return c.call(req, func() *Command { return c.opts.handler.ServeRemoting(c.ctx, c, req) })
+func (c *Conn) callHandler(ctx context.Context, req *Command) *Command {
+	return c.call(req, func() *Command { return c.opts.handler.ServeRemoting(ctx, c, req) })
 }
 
 // call runs f for req, answering a panic with SYSTEM_ERROR.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -124,5 +125,60 @@ func TestServerCloseWaitsForDeferred(t *testing.T) {
 	d.conn.Answer(d.req, func() *Command { return NewResponse(Success, "") }) // the connection is closed: dropped
 	if err := <-closed; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// inlineHandler serves HEART_BEAT on the reader goroutine and everything else
+// on handler goroutines, recording what it saw.
+type inlineHandler struct {
+	mu       sync.Mutex
+	inline   []bool // IsInline of each HEART_BEAT's ctx
+	release  chan struct{}
+	blocking bool // Blocking(ctx) of an inline ctx reads as not inline
+}
+
+func (h *inlineHandler) Inline(req *Command) bool { return req.RequestCode() == HeartBeat }
+
+func (h *inlineHandler) ServeRemoting(ctx context.Context, _ *Conn, req *Command) *Command {
+	if req.RequestCode() == HeartBeat {
+		h.mu.Lock()
+		h.inline = append(h.inline, IsInline(ctx))
+		h.blocking = !IsInline(Blocking(ctx))
+		h.mu.Unlock()
+		return NewResponse(Success, "inline")
+	}
+	if IsInline(ctx) {
+		return NewResponse(SystemError, "a handler goroutine's request looks inline")
+	}
+	<-h.release // blocks its handler goroutine, not the reader
+	return NewResponse(Success, "worker")
+}
+
+// Requests an InlineHandler claims run on the reader goroutine with an
+// inline context; the others keep their own goroutines, so one that blocks
+// does not stop the inline ones behind it.
+func TestInlineRequestsRunOnTheReader(t *testing.T) {
+	h := &inlineHandler{release: make(chan struct{})}
+	s := startServer(t, ServerConfig{}, h)
+	c := newClient(t, ClientConfig{})
+	blocked := make(chan *Command, 1)
+	go func() {
+		resp, _ := c.Invoke(ctxTimeout(t, 5*time.Second), s.Addr(), NewRequest(GetMaxOffset, nil, nil))
+		blocked <- resp
+	}()
+	for range 3 {
+		resp, err := c.Invoke(ctxTimeout(t, 5*time.Second), s.Addr(), NewRequest(HeartBeat, nil, nil))
+		if err != nil || resp.Remark != "inline" {
+			t.Fatalf("inline request behind a blocked one: %v %v", resp, err)
+		}
+	}
+	close(h.release)
+	if resp := <-blocked; resp == nil || resp.Remark != "worker" {
+		t.Fatalf("the blocked request: %v", resp)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.inline) != 3 || !h.inline[0] || !h.inline[1] || !h.inline[2] || !h.blocking {
+		t.Fatalf("inline contexts %v, Blocking cleared it: %v", h.inline, h.blocking)
 	}
 }

@@ -1,6 +1,8 @@
 package clientapi
 
 import (
+	"context"
+	"errors"
 	"net/netip"
 	"sync/atomic"
 	"time"
@@ -10,7 +12,9 @@ import (
 	"github.com/rocketraft/rocketraft/broker/clients"
 	"github.com/rocketraft/rocketraft/broker/offsets"
 	"github.com/rocketraft/rocketraft/broker/replica"
+	"github.com/rocketraft/rocketraft/fsm"
 	"github.com/rocketraft/rocketraft/store"
+	"github.com/rocketraft/rocketraft/transport"
 )
 
 // Topic name rules of the send path (RocketMQ MixAll).
@@ -108,6 +112,30 @@ func (a *API) SetMaxMessageSize(n int) { a.maxMessageSize.Store(int64(n)) }
 
 // MaxMessageSize is the largest message body a send may carry now.
 func (a *API) MaxMessageSize() int { return int(a.maxMessageSize.Load()) }
+
+// errWouldBlock is what a metadata write answers on a connection's reader
+// goroutine (transport.IsInline): waiting for raft there would stop the
+// connection's reads. The handler then starts over on a goroutine.
+var errWouldBlock = errors.New("clientapi: a metadata write would block the connection's reader")
+
+// metadataFor is the replica's metadata for a handler running with ctx: one
+// whose writes answer errWouldBlock when ctx is an inline request's.
+func (a *API) metadataFor(ctx context.Context) replica.Metadata {
+	if transport.IsInline(ctx) {
+		return readOnlyMetadata{a.d.Replica}
+	}
+	return a.d.Replica
+}
+
+// readOnlyMetadata refuses the writes a send may make (creating its topic, a
+// system topic or a retry group) with errWouldBlock.
+type readOnlyMetadata struct{ replica.Metadata }
+
+func (readOnlyMetadata) UpsertTopic(context.Context, fsm.TopicConfig) error { return errWouldBlock }
+
+func (readOnlyMetadata) UpsertSubscriptionGroup(context.Context, fsm.SubscriptionGroupConfig) error {
+	return errWouldBlock
+}
 
 // now is the leader's wall clock: for what is stored or compared with other
 // nodes' and clients' times (timer delivery, reply timestamps).

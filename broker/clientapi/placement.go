@@ -133,7 +133,7 @@ func (a *API) groupRetryMax(group string) int32 {
 func (a *API) ensureTopic(ctx context.Context, name string, queues int32) error {
 	cctx, cancel := context.WithTimeout(ctx, topicChangeTimeout)
 	defer cancel()
-	created, err := replica.EnsureTopic(cctx, a.d.Replica, fsm.NewTopic(name, queues, fsm.PermRead|fsm.PermWrite))
+	created, err := replica.EnsureTopic(cctx, a.metadataFor(ctx), fsm.NewTopic(name, queues, fsm.PermRead|fsm.PermWrite))
 	if err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ func (a *API) ensureRetryTopic(ctx context.Context, group string) error {
 	cfg, ok := a.subscriptionGroup(group)
 	if !ok {
 		cfg = fsm.DefaultSubscriptionGroup(group)
-		if err := a.d.Replica.UpsertSubscriptionGroup(cctx, cfg); err != nil {
+		if err := a.metadataFor(ctx).UpsertSubscriptionGroup(cctx, cfg); err != nil {
 			return fmt.Errorf("create subscription group %s: %w", group, err)
 		}
 	}

@@ -11,7 +11,8 @@ import (
 // a follower does with it: writes go to the leader, reads of applied state and
 // soft state are served by every node.
 func (a *API) Register(t *route.Table) {
-	t.Handle(route.Leader, a.handleSend, transport.SendMessage, transport.SendMessageV2, transport.SendBatchMessage)
+	// Sends run on the connection's reader goroutine: handleSend never blocks it.
+	t.HandleInline(route.Leader, a.handleSend, transport.SendMessage, transport.SendMessageV2, transport.SendBatchMessage)
 	t.Handle(route.Leader, a.handleSendReply, transport.SendReplyMessage, transport.SendReplyMessageV2)
 	t.Handle(route.Leader, a.handleSendBack, transport.ConsumerSendMsgBack)
 	t.Handle(route.Leader, a.handleEndTransaction, transport.EndTransaction)

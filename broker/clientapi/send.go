@@ -3,6 +3,7 @@ package clientapi
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net/netip"
 	"strconv"
@@ -117,12 +118,23 @@ func writeProperty(b *strings.Builder, name, value string) {
 // request is deferred (route.Request.Defer), and the answer is built and sent
 // on the replica's completion goroutine, so no goroutine is parked per send
 // and none is woken per message when its raft entry is applied.
+//
+// Sends run on the connection's reader goroutine (routes.go: HandleInline), so
+// nothing here may block there: a send that has to create a topic or group
+// first (errWouldBlock), or a replica without callbacks, goes to a goroutine.
 func (a *API) handleSend(ctx context.Context, req *route.Request) (*transport.Command, error) {
 	plan, err := a.planSend(ctx, req)
-	if err != nil {
+	switch {
+	case errors.Is(err, errWouldBlock) || err == nil && a.async == nil && req.Inline():
+		resp, derr := req.Defer() // before the answer may come
+		go func() {
+			resp, _, err := a.send(transport.Blocking(ctx), req)
+			req.Answer(resp, err)
+		}()
+		return resp, derr
+	case err != nil:
 		return nil, err
-	}
-	if a.async == nil || !req.CanDefer() {
+	case a.async == nil || !req.CanDefer():
 		results, err := a.d.Replica.PutMessages(ctx, plan.recs)
 		return a.sendOutcome(&plan, results, err)
 	}
@@ -337,7 +349,7 @@ func (a *API) topicForSend(ctx context.Context, h SendHeader) (fsm.TopicConfig, 
 		queues = 1
 	}
 	t := fsm.NewTopic(h.Topic, queues, fsm.PermRead|fsm.PermWrite)
-	if err := a.d.Replica.UpsertTopic(ctx, t); err != nil {
+	if err := a.metadataFor(ctx).UpsertTopic(ctx, t); err != nil {
 		return fsm.TopicConfig{}, fmt.Errorf("auto-create topic %s: %w", h.Topic, err)
 	}
 	a.d.TopicsChanged()

@@ -16,7 +16,7 @@ import (
 
 // serveTable runs serve on a real remoting server and returns a client and
 // the server's address.
-func serveTable(t *testing.T, serve transport.HandlerFunc) (*transport.Client, string) {
+func serveTable(t *testing.T, serve transport.Handler) (*transport.Client, string) {
 	t.Helper()
 	s := transport.NewServer(transport.ServerConfig{Addr: "127.0.0.1:0", Logger: hclog.NewNullLogger()}, serve)
 	if err := s.Start(); err != nil {
@@ -132,5 +132,56 @@ func TestDeferredNotLeaderIsRelayed(t *testing.T) {
 	defer mu.Unlock()
 	if len(trace) != 1 || trace[0] != "metrics deferred=true err=<nil>" {
 		t.Fatalf("outer stage saw %q", trace)
+	}
+}
+
+// An inline route runs on the connection's reader (Request.Inline); on a
+// follower the forwarding stage relays it from a goroutine, so the reader
+// never waits on the network.
+func TestInlineRouteRelayedFromAGoroutine(t *testing.T) {
+	arrived, release := make(chan struct{}), make(chan struct{})
+	leader := transport.HandlerFunc(func(_ context.Context, _ *transport.Conn, req *transport.Command) *transport.Command {
+		close(arrived)
+		<-release // the leader holds the relayed send
+		return transport.NewResponse(transport.Success, "from the leader")
+	})
+	_, leaderAddr := serveTable(t, leader)
+	relay := transport.NewClient(transport.ClientConfig{Logger: hclog.NewNullLogger()})
+	t.Cleanup(func() { _ = relay.Close() })
+	f := &Forwarder{SelfID: "n1", BrokerName: "b", Leading: func() bool { return false },
+		Status:     func() replica.Status { return replica.Status{LeaderID: "n0"} },
+		LeaderAddr: func(string) (string, error) { return leaderAddr, nil },
+		Client:     relay, Logger: hclog.NewNullLogger()}
+	var inline sync.Map
+	seen := func(next Handler) Handler {
+		return func(ctx context.Context, req *Request) (*transport.Command, error) {
+			inline.Store(req.RequestCode(), req.Inline())
+			return next(ctx, req)
+		}
+	}
+	tbl := NewTable()
+	tbl.HandleInline(Leader, func(context.Context, *Request) (*transport.Command, error) {
+		t.Error("a follower ran the leader's handler")
+		return nil, nil
+	}, transport.SendMessage)
+	tbl.Handle(Local, func(context.Context, *Request) (*transport.Command, error) { return OK(nil, nil), nil }, transport.HeartBeat)
+	c, addr := serveTable(t, tbl.Serve(f.Stage, seen))
+	done := make(chan *transport.Command, 1)
+	go func() { done <- invoke(t, c, addr, transport.SendMessage) }()
+	// A heartbeat behind the relayed send on the same connection is answered
+	// while the relay still waits for the leader.
+	<-arrived
+	if resp := invoke(t, c, addr, transport.HeartBeat); resp.ResponseCode() != transport.Success {
+		t.Fatalf("heartbeat behind the relay: %s", resp.ResponseCode())
+	}
+	close(release)
+	if resp := <-done; resp.ResponseCode() != transport.Success || resp.Remark != "from the leader" {
+		t.Fatalf("relayed send: %s %q", resp.ResponseCode(), resp.Remark)
+	}
+	if v, _ := inline.Load(transport.SendMessage); v != true {
+		t.Fatal("the send did not run inline")
+	}
+	if v, _ := inline.Load(transport.HeartBeat); v != false {
+		t.Fatal("the heartbeat ran inline")
 	}
 }

@@ -55,6 +55,12 @@ func (f *Forwarder) Stage(next Handler) Handler {
 		switch req.Route.Policy {
 		case Leader:
 			if !f.Leading() {
+				if req.Inline() {
+					// The relay waits on the network: not on the connection's reader.
+					resp, err := req.Defer()
+					go func() { req.Answer(f.relay(ctx, req.Command)) }()
+					return resp, err
+				}
 				return f.relay(ctx, req.Command)
 			}
 			// Leadership moved while the request ran: the new leader answers it.
@@ -62,7 +68,7 @@ func (f *Forwarder) Stage(next Handler) Handler {
 				if !errors.Is(err, replica.ErrNotLeader) {
 					return resp, err
 				}
-				if !req.Deferred() {
+				if !req.Deferred() && !req.Inline() {
 					return f.relay(ctx, req.Command)
 				}
 				// The relay waits on the network: not on the goroutine that answers.

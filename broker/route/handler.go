@@ -19,6 +19,8 @@ type Request struct {
 	afterBuf [3]After
 	// deferred is set by Defer, before the handler hands the request on.
 	deferred bool
+	// inline: the request runs on its connection's reader goroutine.
+	inline bool
 }
 
 // Handler serves one request: a response, an error (mapped through the error
@@ -62,6 +64,11 @@ func (r *Request) Defer() (*transport.Command, error) {
 	r.deferred = true
 	return nil, errDeferred
 }
+
+// Inline reports whether the request runs on its connection's reader
+// goroutine (Table.HandleInline): the stages and the handler must not block
+// it, and defer what would.
+func (r *Request) Inline() bool { return r.inline }
 
 // Deferred reports whether Defer was called: an After then runs on whatever
 // goroutine answers, which it must not block.
@@ -112,4 +119,6 @@ type Route struct {
 	Code    transport.RequestCode
 	Policy  Policy
 	Handler Handler
+	// Inline: served on the connection's reader goroutine (HandleInline).
+	Inline bool
 }

@@ -33,9 +33,40 @@ func (t *Table) Lookup(c transport.RequestCode) (*Route, bool) {
 	return r, ok
 }
 
+// Chain is a table's handler chains as the transport runs them.
+type Chain struct {
+	serve  transport.HandlerFunc
+	inline map[transport.RequestCode]bool
+}
+
+// Serve runs the chain of req's code (REQUEST_CODE_NOT_SUPPORTED's when none).
+func (c *Chain) Serve(ctx context.Context, conn *transport.Conn, req *transport.Command) *transport.Command {
+	return c.serve(ctx, conn, req)
+}
+
+// ServeRemoting implements transport.Handler.
+func (c *Chain) ServeRemoting(ctx context.Context, conn *transport.Conn, req *transport.Command) *transport.Command {
+	return c.serve(ctx, conn, req)
+}
+
+// Inline implements transport.InlineHandler: the codes registered with
+// HandleInline run on the connection's reader goroutine.
+func (c *Chain) Inline(req *transport.Command) bool { return c.inline[req.RequestCode()] }
+
+// HandleInline is Handle for codes whose requests run on the connection's
+// reader goroutine (transport.InlineHandler). Their chain must not block when
+// Request.Inline is set: the stages and the handler answer at once, or defer
+// the request (Request.Defer) and hand it to a goroutine.
+func (t *Table) HandleInline(p Policy, h Handler, codes ...transport.RequestCode) {
+	t.Handle(p, h, codes...)
+	for _, c := range codes {
+		t.routes[c].Inline = true
+	}
+}
+
 // Serve builds every route's chain — the stages in order, then fwd, then the
-// handler — and returns the transport handler that runs them.
-func (t *Table) Serve(fwd Stage, stages ...Stage) transport.HandlerFunc {
+// handler — and returns what runs them.
+func (t *Table) Serve(fwd Stage, stages ...Stage) *Chain {
 	chain := func(h Handler) Handler {
 		h = fwd(h)
 		for i := len(stages) - 1; i >= 0; i-- {
@@ -48,20 +79,25 @@ func (t *Table) Serve(fwd Stage, stages ...Stage) transport.HandlerFunc {
 		r *Route
 	}
 	chains := make(map[transport.RequestCode]routed, len(t.routes))
+	inline := make(map[transport.RequestCode]bool)
 	for c, r := range t.routes {
 		chains[c] = routed{chain(r.Handler), r}
+		if r.Inline {
+			inline[c] = true
+		}
 	}
 	// A code without a route still runs the stages (metrics count it, and an
 	// authorisation stage sees every request), as a Local route of its own.
 	unsupported := chain(notSupported)
-	return func(ctx context.Context, conn *transport.Conn, cmd *transport.Command) *transport.Command {
+	serve := func(ctx context.Context, conn *transport.Conn, cmd *transport.Command) *transport.Command {
 		code := cmd.RequestCode()
 		rt, ok := chains[code]
 		if !ok {
 			rt = routed{unsupported, &Route{Code: code, Policy: Local, Handler: notSupported}}
 		}
-		return Call(ctx, rt.h, &Request{Command: cmd, Conn: conn, Route: rt.r})
+		return Call(ctx, rt.h, &Request{Command: cmd, Conn: conn, Route: rt.r, inline: transport.IsInline(ctx)})
 	}
+	return &Chain{serve: serve, inline: inline}
 }
 
 // Call runs a chain for req as the table does, the stages' afters included,
