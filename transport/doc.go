@@ -101,6 +101,11 @@
 //     Conn.Answer. The request keeps its in-flight slot and counts as running for
 //     Server.Close until then, but no goroutine is parked on it and none is woken to
 //     answer it: the goroutine that finishes the work sends the answer.
+//   - A Handler that is also an InlineHandler serves the requests its Inline claims on
+//     the reader goroutine itself, with a context IsInline reports: no hand-off to a
+//     handler goroutine. Such a handler must not block (the connection reads nothing
+//     else meanwhile): it answers at once or defers, and hands anything that would block
+//     to a goroutine of its own with Blocking(ctx).
 //   - While all handler slots of a connection are busy its reader is paused, so responses
 //     to Invokes this side started on that connection wait too; handlers that Invoke the
 //     peer must not fill every slot.

@@ -14,7 +14,10 @@
 // (metrics: counted here, on the leader, once), answer with the offsetMsgId.
 // When the replica is a replica.AsyncMessages the send is deferred
 // (route.Request.Defer): the answer is built and sent on the replica's
-// completion goroutine, so no handler goroutine waits for the raft entry. A
+// completion goroutine, so no handler goroutine waits for the raft entry.
+// Sends run on the connection's reader goroutine (route.Table.HandleInline);
+// a metadata write there (creating the topic, a system topic or a retry
+// group) answers errWouldBlock, and the send starts over on a goroutine. A
 // pull reports its next offset and what it returned to Deps.Pulled. api.go
 // holds the dependencies. Nothing here checks whether this node leads: routes.go registers
 // writes with route.Leader, and the forwarding stage relays them.

@@ -30,6 +30,11 @@
 // deferred request (Forward's relay) defers it again and answers from a
 // goroutine of its own.
 //
+// Codes registered with HandleInline (the sends) run on the connection's
+// reader goroutine (transport.InlineHandler; Request.Inline): their stages and
+// handler must not block. Forward relays such a request from a goroutine, and
+// the send handler hands a send that must first create a topic to one.
+//
 // Fields reads typed extFields values and names the key, the value and the rule
 // of the first bad one; names.go holds RocketMQ's topic, group and size rules.
 //
