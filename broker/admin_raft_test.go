@@ -48,7 +48,7 @@ func leaderFake(st *store.Store) *fakereplica.Replica {
 
 func call(t *testing.T, b *Broker, code transport.RequestCode, ext map[string]string) *transport.Command {
 	t.Helper()
-	resp := b.serve.Serve(context.Background(), nil, transport.NewRequest(code, ext, nil))
+	resp := b.serve.ServeRemoting(context.Background(), nil, transport.NewRequest(code, ext, nil))
 	if resp == nil {
 		t.Fatalf("%s: no response", code)
 	}

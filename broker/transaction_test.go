@@ -95,7 +95,7 @@ func TestPreparedSendCommitAndRollback(t *testing.T) {
 		t.Fatalf("committed message %+v props %v", got[0], p)
 	}
 	// Unknown is ignored; rollback decides without storing; a commit after it stores nothing.
-	if r := tb.b.serve.Serve(context.Background(), nil, transport.NewRequest(transport.EndTransaction, endExt("pg", q1, off1, transaction.NotType), nil)); r != nil {
+	if r := tb.b.serve.ServeRemoting(context.Background(), nil, transport.NewRequest(transport.EndTransaction, endExt("pg", q1, off1, transaction.NotType), nil)); r != nil {
 		t.Fatalf("unknown state answered %d %s; Java sends no answer", r.Code, r.Remark)
 	}
 	if _, ok := tb.replica.TransactionState().Decided(store.QueueOffset(q1)); ok {

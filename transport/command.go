@@ -98,10 +98,8 @@ func (c *Command) LookupField(key string) (string, bool) {
 		v, ok := c.ExtFields[key]
 		return v, ok
 	}
-	for i := range c.pairs {
-		if c.pairs[i].Key == key {
-			return c.pairs[i].Value, true
-		}
+	if i := indexPair(c.pairs, key); i >= 0 {
+		return c.pairs[i].Value, true
 	}
 	return "", false
 }

@@ -91,8 +91,9 @@ type Deps struct {
 // API serves the client request codes.
 type API struct {
 	d Deps
-	// async is d.Replica when it can answer a send's write through a
-	// callback (replica.AsyncMessages): then no goroutine waits per send.
+	// async writes a send's records and answers through a callback: d.Replica
+	// itself when it can (replica.AsyncMessages: no goroutine waits per send),
+	// else a goroutine per write around its PutMessages.
 	async replica.AsyncMessages
 	// maxMessageSize is Config.MaxMessageSize, or what SetMaxMessageSize made it.
 	maxMessageSize atomic.Int64
@@ -101,7 +102,11 @@ type API struct {
 // New builds the client handlers; Register puts them in a route table.
 func New(d Deps) *API {
 	a := &API{d: d}
-	a.async, _ = d.Replica.(replica.AsyncMessages)
+	if am, ok := d.Replica.(replica.AsyncMessages); ok {
+		a.async = am
+	} else {
+		a.async = goroutineWrites{d.Replica}
+	}
 	a.maxMessageSize.Store(int64(d.MaxMessageSize))
 	return a
 }
@@ -125,6 +130,14 @@ func (a *API) metadataFor(ctx context.Context) replica.Metadata {
 		return readOnlyMetadata{a.d.Replica}
 	}
 	return a.d.Replica
+}
+
+// goroutineWrites is AsyncMessages for a replica that only blocks
+// (internal/fakereplica): each write waits on a goroutine of its own.
+type goroutineWrites struct{ replica.Messages }
+
+func (g goroutineWrites) PutMessagesAsync(ctx context.Context, recs [][]byte, done func([]fsm.MessageResult, error)) {
+	go func() { done(g.PutMessages(transport.Blocking(ctx), recs)) }()
 }
 
 // readOnlyMetadata refuses the writes a send may make (creating its topic, a

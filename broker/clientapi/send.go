@@ -121,11 +121,11 @@ func writeProperty(b *strings.Builder, name, value string) {
 //
 // Sends run on the connection's reader goroutine (routes.go: HandleInline), so
 // nothing here may block there: a send that has to create a topic or group
-// first (errWouldBlock), or a replica without callbacks, goes to a goroutine.
+// first (errWouldBlock) starts over on a goroutine.
 func (a *API) handleSend(ctx context.Context, req *route.Request) (*transport.Command, error) {
 	plan, err := a.planSend(ctx, req)
 	switch {
-	case errors.Is(err, errWouldBlock) || err == nil && a.async == nil && req.Inline():
+	case errors.Is(err, errWouldBlock):
 		resp, derr := req.Defer() // before the answer may come
 		go func() {
 			resp, _, err := a.send(transport.Blocking(ctx), req)
@@ -134,9 +134,8 @@ func (a *API) handleSend(ctx context.Context, req *route.Request) (*transport.Co
 		return resp, derr
 	case err != nil:
 		return nil, err
-	case a.async == nil || !req.CanDefer():
-		results, err := a.d.Replica.PutMessages(ctx, plan.recs)
-		return a.sendOutcome(&plan, results, err)
+	case !req.CanDefer():
+		return a.write(ctx, &plan)
 	}
 	resp, err := req.Defer() // before the answer may come
 	a.async.PutMessagesAsync(ctx, plan.recs, func(results []fsm.MessageResult, err error) {
@@ -152,9 +151,14 @@ func (a *API) send(ctx context.Context, req *route.Request) (*transport.Command,
 	if err != nil {
 		return nil, 0, err
 	}
-	results, err := a.d.Replica.PutMessages(ctx, plan.recs)
-	resp, err := a.sendOutcome(&plan, results, err)
+	resp, err := a.write(ctx, &plan)
 	return resp, plan.queueID, err
+}
+
+// write replicates a planned send, waiting for the outcome, and answers it.
+func (a *API) write(ctx context.Context, p *sendPlan) (*transport.Command, error) {
+	results, err := a.d.Replica.PutMessages(ctx, p.recs)
+	return a.sendOutcome(p, results, err)
 }
 
 // sendPlan is a send request validated and encoded for the store: what goes

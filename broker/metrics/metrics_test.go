@@ -40,7 +40,7 @@ func testChain(m *Metrics) transport.HandlerFunc {
 		return route.OK(nil, nil), nil
 	}, transport.SendMessage)
 	noForward := func(next route.Handler) route.Handler { return next }
-	return t.Serve(noForward, m.Stage()).Serve
+	return t.Serve(noForward, m.Stage()).ServeRemoting
 }
 
 func serveCode(t *testing.T, h transport.HandlerFunc, code transport.RequestCode, ext map[string]string) *transport.Command {

@@ -39,6 +39,19 @@ func invoke(t *testing.T, c *transport.Client, addr string, code transport.Reque
 	return resp
 }
 
+// forwarderTo is node n0's forwarding stage, leading or not, in a group whose
+// leader (n1 when n0 does not lead) is served by leader over TCP.
+func forwarderTo(t *testing.T, leader transport.Handler, leading bool) *Forwarder {
+	t.Helper()
+	_, leaderAddr := serveTable(t, leader)
+	relay := transport.NewClient(transport.ClientConfig{Logger: hclog.NewNullLogger()})
+	t.Cleanup(func() { _ = relay.Close() })
+	return &Forwarder{SelfID: "n0", BrokerName: "b", Leading: func() bool { return leading },
+		Status:     func() replica.Status { return replica.Status{LeaderID: "n1"} },
+		LeaderAddr: func(string) (string, error) { return leaderAddr, nil },
+		Client:     relay, Logger: hclog.NewNullLogger()}
+}
+
 // recordingStage registers an After that notes its name, whether the request
 // was deferred, and the answer it saw, then tags the remark.
 func recordingStage(name string, mu *sync.Mutex, trace *[]string) Stage {
@@ -107,13 +120,7 @@ func TestDeferredNotLeaderIsRelayed(t *testing.T) {
 		}
 		return transport.NewResponse(transport.Success, "from the leader")
 	})
-	_, leaderAddr := serveTable(t, leader)
-	relay := transport.NewClient(transport.ClientConfig{Logger: hclog.NewNullLogger()})
-	t.Cleanup(func() { _ = relay.Close() })
-	f := &Forwarder{SelfID: "n0", BrokerName: "b", Leading: func() bool { return true },
-		Status:     func() replica.Status { return replica.Status{LeaderID: "n1"} },
-		LeaderAddr: func(string) (string, error) { return leaderAddr, nil },
-		Client:     relay, Logger: hclog.NewNullLogger()}
+	f := forwarderTo(t, leader, true)
 
 	var mu sync.Mutex
 	var trace []string
@@ -145,13 +152,7 @@ func TestInlineRouteRelayedFromAGoroutine(t *testing.T) {
 		<-release // the leader holds the relayed send
 		return transport.NewResponse(transport.Success, "from the leader")
 	})
-	_, leaderAddr := serveTable(t, leader)
-	relay := transport.NewClient(transport.ClientConfig{Logger: hclog.NewNullLogger()})
-	t.Cleanup(func() { _ = relay.Close() })
-	f := &Forwarder{SelfID: "n1", BrokerName: "b", Leading: func() bool { return false },
-		Status:     func() replica.Status { return replica.Status{LeaderID: "n0"} },
-		LeaderAddr: func(string) (string, error) { return leaderAddr, nil },
-		Client:     relay, Logger: hclog.NewNullLogger()}
+	f := forwarderTo(t, leader, false)
 	var inline sync.Map
 	seen := func(next Handler) Handler {
 		return func(ctx context.Context, req *Request) (*transport.Command, error) {

@@ -56,10 +56,7 @@ func (f *Forwarder) Stage(next Handler) Handler {
 		case Leader:
 			if !f.Leading() {
 				if req.Inline() {
-					// The relay waits on the network: not on the connection's reader.
-					resp, err := req.Defer()
-					go func() { req.Answer(f.relay(ctx, req.Command)) }()
-					return resp, err
+					return f.relayLater(ctx, req) // not on the connection's reader
 				}
 				return f.relay(ctx, req.Command)
 			}
@@ -71,10 +68,7 @@ func (f *Forwarder) Stage(next Handler) Handler {
 				if !req.Deferred() && !req.Inline() {
 					return f.relay(ctx, req.Command)
 				}
-				// The relay waits on the network: not on the goroutine that answers.
-				resp, err = req.Defer() // before the goroutine may answer
-				go func() { req.Answer(f.relay(ctx, req.Command)) }()
-				return resp, err
+				return f.relayLater(ctx, req) // not on the goroutine that answers
 			})
 			return next(ctx, req)
 		case LeaderOneway:
@@ -142,6 +136,14 @@ func (f *Forwarder) relay(ctx context.Context, req *transport.Command) (*transpo
 	out.ExtFields = resp.Fields()
 	out.Body = resp.Body
 	return out, nil
+}
+
+// relayLater defers req and relays it from a goroutine of its own: the relay
+// waits on the network, which the goroutine that runs the chain must not.
+func (f *Forwarder) relayLater(ctx context.Context, req *Request) (*transport.Command, error) {
+	resp, err := req.Defer() // before the goroutine may answer
+	go func() { req.Answer(f.relay(ctx, req.Command)) }()
+	return resp, err
 }
 
 // relayOneway relays a request whose answer the client ignores (offset updates).

@@ -35,23 +35,33 @@ func (t *Table) Lookup(c transport.RequestCode) (*Route, bool) {
 
 // Chain is a table's handler chains as the transport runs them.
 type Chain struct {
-	serve  transport.HandlerFunc
-	inline map[transport.RequestCode]bool
+	chains      map[transport.RequestCode]routed
+	unsupported Handler // the chain of a code without a route
 }
 
-// Serve runs the chain of req's code (REQUEST_CODE_NOT_SUPPORTED's when none).
-func (c *Chain) Serve(ctx context.Context, conn *transport.Conn, req *transport.Command) *transport.Command {
-	return c.serve(ctx, conn, req)
+// routed is one code's chain and its route.
+type routed struct {
+	h Handler
+	r *Route
 }
 
-// ServeRemoting implements transport.Handler.
-func (c *Chain) ServeRemoting(ctx context.Context, conn *transport.Conn, req *transport.Command) *transport.Command {
-	return c.serve(ctx, conn, req)
+// ServeRemoting implements transport.Handler: it runs the chain of req's
+// code (REQUEST_CODE_NOT_SUPPORTED's when none).
+func (c *Chain) ServeRemoting(ctx context.Context, conn *transport.Conn, cmd *transport.Command) *transport.Command {
+	code := cmd.RequestCode()
+	rt, ok := c.chains[code]
+	if !ok {
+		rt = routed{c.unsupported, &Route{Code: code, Policy: Local, Handler: notSupported}}
+	}
+	return Call(ctx, rt.h, &Request{Command: cmd, Conn: conn, Route: rt.r, inline: transport.IsInline(ctx)})
 }
 
 // Inline implements transport.InlineHandler: the codes registered with
 // HandleInline run on the connection's reader goroutine.
-func (c *Chain) Inline(req *transport.Command) bool { return c.inline[req.RequestCode()] }
+func (c *Chain) Inline(cmd *transport.Command) bool {
+	rt, ok := c.chains[cmd.RequestCode()]
+	return ok && rt.r.Inline
+}
 
 // HandleInline is Handle for codes whose requests run on the connection's
 // reader goroutine (transport.InlineHandler). Their chain must not block when
@@ -74,30 +84,13 @@ func (t *Table) Serve(fwd Stage, stages ...Stage) *Chain {
 		}
 		return h
 	}
-	type routed struct {
-		h Handler
-		r *Route
-	}
 	chains := make(map[transport.RequestCode]routed, len(t.routes))
-	inline := make(map[transport.RequestCode]bool)
 	for c, r := range t.routes {
 		chains[c] = routed{chain(r.Handler), r}
-		if r.Inline {
-			inline[c] = true
-		}
 	}
 	// A code without a route still runs the stages (metrics count it, and an
 	// authorisation stage sees every request), as a Local route of its own.
-	unsupported := chain(notSupported)
-	serve := func(ctx context.Context, conn *transport.Conn, cmd *transport.Command) *transport.Command {
-		code := cmd.RequestCode()
-		rt, ok := chains[code]
-		if !ok {
-			rt = routed{unsupported, &Route{Code: code, Policy: Local, Handler: notSupported}}
-		}
-		return Call(ctx, rt.h, &Request{Command: cmd, Conn: conn, Route: rt.r, inline: transport.IsInline(ctx)})
-	}
-	return &Chain{serve: serve, inline: inline}
+	return &Chain{chains: chains, unsupported: chain(notSupported)}
 }
 
 // Call runs a chain for req as the table does, the stages' afters included,

@@ -30,7 +30,7 @@ func TestChainOrderAndUnroutedCodes(t *testing.T) {
 	tbl.Handle(Local, func(context.Context, *Request) (*transport.Command, error) {
 		return nil, replica.ErrBusy
 	}, transport.GetMinOffset)
-	serve := tbl.Serve(stage("fwd"), stage("metrics"), stage("auth")).Serve
+	serve := tbl.Serve(stage("fwd"), stage("metrics"), stage("auth")).ServeRemoting
 
 	resp := serve(context.Background(), nil, transport.NewRequest(transport.GetMaxOffset, nil, nil))
 	if got := trace; len(got) != 4 || got[0] != "metrics>local" || got[1] != "auth>local" || got[2] != "fwd>local" || got[3] != "handler" {
@@ -71,8 +71,8 @@ func TestWithoutLeavesTheOriginal(t *testing.T) {
 		}
 	}
 	fwd := func(next Handler) Handler { return next }
-	vip := tbl.Without(transport.PullMessage).Serve(fwd, stage).Serve
-	full := tbl.Serve(fwd, stage).Serve
+	vip := tbl.Without(transport.PullMessage).Serve(fwd, stage).ServeRemoting
+	full := tbl.Serve(fwd, stage).ServeRemoting
 	for _, c := range []struct {
 		serve transport.HandlerFunc
 		code  transport.RequestCode
