@@ -139,7 +139,7 @@ var _ recordSource = (*commitLog)(nil)
 
 // appendBatch copies recs into the CommitLog and patches QUEUEOFFSET, PHYSICALOFFSET
 // and STORETIMESTAMP in the mapped copy (the caller's slices are not modified). Queue
-// offsets come from tbl. The batch is checked whole before anything is written, so an
+// offsets come from tbl; with a nil tbl QUEUEOFFSET is written as 0 (entrylog.go). The batch is checked whole before anything is written, so an
 // illegal record rejects the batch without side effects; an I/O error while rolling
 // over cuts the partial batch back out and restores tbl.
 func (c *commitLog) appendBatch(recs [][]byte, ts int64, tbl *queueOffsetTable, out []AppendResult) ([]AppendResult, error) {
@@ -189,7 +189,11 @@ func (c *commitLog) appendBatch(recs [][]byte, ts int64, tbl *queueOffsetTable, 
 		phys := f.start + pos
 		v := &c.views[i]
 		queueID := v.QueueID()
-		topic, qo := tbl.assign(v.Topic(), queueID)
+		var topic string // left empty without a table: entry logs (entrylog.go) take no queue offsets
+		var qo QueueOffset
+		if tbl != nil {
+			topic, qo = tbl.assign(v.Topic(), queueID)
+		}
 		dst := f.data[pos : pos+n]
 		copy(dst, rec)
 		PatchOffsets(dst, qo, PhysicalOffset(phys))
@@ -215,7 +219,7 @@ func (c *commitLog) appendBatch(recs [][]byte, ts int64, tbl *queueOffsetTable, 
 // undo reverts a partially applied batch: the CommitLog goes back to startOff and
 // every queue whose offset the batch advanced goes back to its first assigned offset.
 func (c *commitLog) undo(startOff PhysicalOffset, tbl *queueOffsetTable, done []AppendResult) {
-	for i := len(done) - 1; i >= 0; i-- {
+	for i := len(done) - 1; tbl != nil && i >= 0; i-- {
 		tbl.set(done[i].Topic, done[i].QueueID, done[i].QueueOffset)
 	}
 	if err := c.cut(startOff); err != nil {

@@ -198,4 +198,15 @@
 //
 // Afterwards every ConsumeQueue and IndexFile holds exactly the messages below
 // commitLogMax, as a fresh dispatch of the CommitLog would.
+//
+// # Entry log (decision 0016, step 1)
+//
+// EntryLog (entrylog.go) keeps a raft log in CommitLog form, in a directory of its
+// own: each entry is an entry record (topic RMQ_SYS_RAFT_ENTRY, body "RFTE", version,
+// index, term, type, record count, data) followed by its message records, with
+// PHYSICALOFFSET patched, QUEUEOFFSET 0 and the entry's STORETIMESTAMP, so replicas fed
+// the same entries hold the same bytes. Open cuts a torn last entry and refuses bad
+// bytes before the last two written segments (ErrCorrupt). Nothing but its tests uses
+// it yet; steps 2 and 3 of decision 0016 make it raft's LogStore and the Store's
+// CommitLog.
 package store

@@ -26,46 +26,68 @@ func scanRecords(b []byte, base PhysicalOffset) (validEnd PhysicalOffset, err er
 	pos := 0
 	for pos < len(b) {
 		off := base + PhysicalOffset(pos)
-		rest := b[pos:]
-		if len(rest) < MinBlankRecord {
-			if lastNonZero(rest) == 0 {
-				return off, nil
-			}
-			return off, fmt.Errorf("%w: %d trailing bytes at %d", ErrShortBuffer, len(rest), off)
-		}
-		size, magic, _ := RecordSize(rest)
+		size, kind, err := checkRecord(b[pos:], off)
 		switch {
-		case size == 0 && magic == 0:
-			return off, nil
-		case magic == MagicBlank:
-			if err := checkBlank(rest); err != nil {
-				return off, fmt.Errorf("blank record at %d: %w", off, err)
-			}
+		case err != nil, kind == recordEnd:
+			return off, err
+		case kind == recordBlank:
 			return base + PhysicalOffset(len(b)), nil
-		case magic != MagicV1 && magic != MagicV2:
-			return off, corruptf("record at %d: total size %d, magic %#x", off, size, uint32(magic))
-		case size < fixedV1Size:
-			return off, corruptf("record at %d: total size %d below minimum %d", off, size, fixedV1Size)
-		case int64(size) > int64(len(rest)):
-			return off, fmt.Errorf("%w: record at %d of %d bytes, %d left in segment", ErrShortBuffer, off, size, len(rest))
 		}
-		rec := rest[:size]
-		v, err := ViewRecord(rec)
-		if err != nil {
-			return off, fmt.Errorf("record at %d: %w", off, err)
-		}
-		if crc := BodyCRC(v.bodyBytes()); crc != v.bodyCRC() {
-			return off, corruptf("record at %d: body CRC %d, stored %d", off, crc, v.bodyCRC())
-		}
-		if p := v.physicalOffset(); p != off {
-			return off, corruptf("record at %d: PHYSICALOFFSET says %d", off, p)
-		}
-		if left := len(rest) - int(size); left > 0 && left < MinBlankRecord {
-			return off, corruptf("record at %d leaves %d bytes, too few for a blank record", off, left)
-		}
-		pos += int(size)
+		pos += size
 	}
 	return base + PhysicalOffset(len(b)), nil
+}
+
+// recordKind is what checkRecord found.
+type recordKind int
+
+const (
+	recordEnd   recordKind = iota // never-written space (or nothing left): the records stop here
+	recordBlank                   // the blank padding record that ends the segment
+	recordData                    // a message record that passed every check
+)
+
+// checkRecord checks the record at the start of rest, which runs to the end of its
+// segment, at CommitLog offset off, by scanRecords' rules, and returns the record's
+// size when it is a message. A nil error with recordEnd is a clean end; an error
+// (ErrCorrupt or ErrShortBuffer, naming off) means the bytes at off are not a record.
+func checkRecord(rest []byte, off PhysicalOffset) (int, recordKind, error) {
+	if len(rest) < MinBlankRecord {
+		if lastNonZero(rest) == 0 {
+			return 0, recordEnd, nil
+		}
+		return 0, recordEnd, fmt.Errorf("%w: %d trailing bytes at %d", ErrShortBuffer, len(rest), off)
+	}
+	size, magic, _ := RecordSize(rest)
+	switch {
+	case size == 0 && magic == 0:
+		return 0, recordEnd, nil
+	case magic == MagicBlank:
+		if err := checkBlank(rest); err != nil {
+			return 0, recordEnd, fmt.Errorf("blank record at %d: %w", off, err)
+		}
+		return len(rest), recordBlank, nil
+	case magic != MagicV1 && magic != MagicV2:
+		return 0, recordEnd, corruptf("record at %d: total size %d, magic %#x", off, size, uint32(magic))
+	case size < fixedV1Size:
+		return 0, recordEnd, corruptf("record at %d: total size %d below minimum %d", off, size, fixedV1Size)
+	case int64(size) > int64(len(rest)):
+		return 0, recordEnd, fmt.Errorf("%w: record at %d of %d bytes, %d left in segment", ErrShortBuffer, off, size, len(rest))
+	}
+	v, err := ViewRecord(rest[:size])
+	if err != nil {
+		return 0, recordEnd, fmt.Errorf("record at %d: %w", off, err)
+	}
+	if crc := BodyCRC(v.bodyBytes()); crc != v.bodyCRC() {
+		return 0, recordEnd, corruptf("record at %d: body CRC %d, stored %d", off, crc, v.bodyCRC())
+	}
+	if p := v.physicalOffset(); p != off {
+		return 0, recordEnd, corruptf("record at %d: PHYSICALOFFSET says %d", off, p)
+	}
+	if left := len(rest) - int(size); left > 0 && left < MinBlankRecord {
+		return 0, recordEnd, corruptf("record at %d leaves %d bytes, too few for a blank record", off, left)
+	}
+	return int(size), recordData, nil
 }
 
 // recoverCommitLog finds the valid end of a freshly loaded CommitLog, cuts everything

@@ -1,0 +1,410 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// EntryLog is a raft log kept in CommitLog form: step 1 of decision 0016 (the single
+// write). Each entry is an entry record (a RocketMQ record in RaftEntryTopic whose body
+// holds the index, term, type and data) followed by the entry's message records, at
+// the CommitLog's tail. PHYSICALOFFSET is the position a record lands at; QUEUEOFFSET is
+// written as 0, because queue offsets stay with Apply (decision 0016); STORETIMESTAMP is
+// the entry's. Since every byte is a function of the entries appended, replicas fed
+// the same log hold the same bytes.
+//
+// Nothing outside the store's tests uses it yet: step 2 wraps it in a raft LogStore,
+// step 3 makes it the Store's CommitLog.
+//
+// Durability: Append writes; Sync makes everything appended durable (msync of the
+// written ranges). A crash loses at most what was appended after the last Sync. Open
+// drops a torn tail: an entry missing records, or records that fail the CommitLog's
+// checks (checkRecord), is cut with everything after it.
+//
+// Concurrency: safe for concurrent use; one mutex orders every call.
+type EntryLog struct {
+	mu    sync.Mutex
+	cl    *commitLog
+	first uint64           // raft index of pos[0]; meaningless while pos is empty
+	pos   []PhysicalOffset // pos[i]: where entry first+i's entry record starts
+
+	// Scratch reused by Append (no allocation per entry in steady state).
+	hdr  []byte
+	recs [][]byte
+	out  []AppendResult
+}
+
+// LogEntry is one raft entry as the EntryLog stores it.
+type LogEntry struct {
+	Index, Term uint64
+	Type        uint8  // raft.LogType
+	Data        []byte // opaque: the whole entry for non-message entries, else what the batch carries besides its records
+	// Records are encoded CommitLog records (AppendMessage). Get returns them as
+	// stored: PHYSICALOFFSET and STORETIMESTAMP patched, QUEUEOFFSET 0.
+	Records        [][]byte
+	StoreTimestamp int64
+}
+
+// RaftEntryTopic is the system topic of entry records. Nothing dispatches it.
+const RaftEntryTopic = "RMQ_SYS_RAFT_ENTRY"
+
+var (
+	// ErrEntryNotFound is Get of an index the log does not hold.
+	ErrEntryNotFound = errors.New("store: raft entry not in the entry log")
+	// ErrEntryGap is Append of entries that do not continue the log.
+	ErrEntryGap = errors.New("store: raft entries do not follow the log")
+)
+
+// Entry record body: "RFTE" | version | index u64 | term u64 | type u8 | records u32 | data.
+const (
+	entryMagic      = "RFTE"
+	entryVersion    = 1
+	entryBodyFixed  = 4 + 1 + 8 + 8 + 1 + 4
+	maxEntryRecords = 1 << 24 // bounds a corrupt count
+)
+
+// entryHost is the born and store host of entry records: no client sent them.
+var entryHost = netip.AddrPortFrom(netip.IPv4Unspecified(), 0)
+
+// OpenEntryLog opens (or creates) the entry log in dir, whose segments are segSize
+// bytes, finds its entries and cuts a torn tail. Leading message records whose entry
+// record is gone (retention removed the segment it started in) are skipped.
+func OpenEntryLog(dir string, segSize int64, log hclog.Logger) (*EntryLog, error) {
+	if segSize < minSegmentSize {
+		return nil, fmt.Errorf("store: entry log segment size %d, minimum %d", segSize, minSegmentSize)
+	}
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	cl := newCommitLog(dir, segSize, false, log)
+	if err := cl.mfq.load(); err != nil {
+		cl.close()
+		return nil, err
+	}
+	l := &EntryLog{cl: cl}
+	if err := l.recover(log); err != nil {
+		cl.close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// recover rebuilds pos by scanning every segment, cuts the log after its last whole
+// entry and makes the last segments durable (a process crash can leave written,
+// unsynced entries in the page cache; raft must not count them before they are on
+// disk).
+func (l *EntryLog) recover(log hclog.Logger) error {
+	files := l.cl.mfq.snapshot()
+	if len(files) == 0 {
+		return nil
+	}
+	off := PhysicalOffset(files[0].start)
+	validEnd := off // end of the last whole entry
+	var (
+		entryStart PhysicalOffset
+		want       uint32 // records still missing from the entry being read
+		inEntry    bool
+		stopErr    error
+	)
+	for {
+		f := l.cl.mfq.find(int64(off))
+		if f == nil {
+			break
+		}
+		rest := f.data[int64(off)-f.start:]
+		size, kind, err := checkRecord(rest, off)
+		if err != nil {
+			stopErr = err
+			break
+		}
+		if kind == recordEnd {
+			break
+		}
+		if kind == recordBlank {
+			off = PhysicalOffset(f.end())
+			continue
+		}
+		h, isEntry, err := entryHeaderOf(rest[:size])
+		switch {
+		case err != nil:
+			stopErr = fmt.Errorf("entry record at %d: %w", off, err)
+		case inEntry && isEntry:
+			stopErr = corruptf("entry record at %d inside entry %d, which misses %d records", off, l.first+uint64(len(l.pos)), want)
+		case !inEntry && !isEntry && len(l.pos) > 0:
+			stopErr = corruptf("message record at %d outside any entry", off)
+		case isEntry && len(l.pos) > 0 && h.index != l.first+uint64(len(l.pos)):
+			stopErr = corruptf("entry record at %d has index %d, want %d", off, h.index, l.first+uint64(len(l.pos)))
+		}
+		if stopErr != nil {
+			break
+		}
+		off += PhysicalOffset(size)
+		switch {
+		case isEntry:
+			if len(l.pos) == 0 {
+				l.first = h.index
+			}
+			entryStart, want, inEntry = off-PhysicalOffset(size), h.records, true
+		case inEntry:
+			want--
+		default:
+			validEnd = off // an orphan record before the first entry
+			continue
+		}
+		if want == 0 {
+			l.pos = append(l.pos, entryStart)
+			validEnd, inEntry = off, false
+		}
+	}
+	if stopErr != nil || inEntry {
+		// Only what the last Append wrote after the last Sync can be torn, and one
+		// Append spans at most the segment it starts in and the next (an entry is far
+		// smaller than a segment). Bad bytes before that are corruption of entries
+		// raft may have counted: refuse to open rather than cut them away.
+		if seg, last := l.cl.segmentStart(validEnd), lastWrittenSegment(files); last > seg+l.cl.segSize {
+			return fmt.Errorf("%w: entry log broken at %d in segment %s, %d segments before its last written one: %v",
+				ErrCorrupt, validEnd, fileName(seg), (last-seg)/l.cl.segSize, stopErr)
+		}
+		log.Warn("cutting entry log tail", "offset", validEnd, "entries", len(l.pos), "reason", stopErr, "torn_entry", inEntry)
+	}
+	if err := l.cl.cut(validEnd); err != nil {
+		return fmt.Errorf("cut entry log at %d: %w", validEnd, err)
+	}
+	files = l.cl.mfq.snapshot()
+	for _, f := range files[max(0, len(files)-2):] {
+		f.flushedPosition.Store(0)
+	}
+	if _, err := l.cl.flush(); err != nil {
+		return fmt.Errorf("sync entry log: %w", err)
+	}
+	return nil
+}
+
+// lastWrittenSegment is the start of the last segment whose first record slot is
+// not zero. A segment the allocator created ahead and nothing wrote is all zeros.
+func lastWrittenSegment(files []*mappedFile) int64 {
+	for i := len(files) - 1; i >= 0; i-- {
+		if lastNonZero(files[i].data[:MinBlankRecord]) > 0 {
+			return files[i].start
+		}
+	}
+	return -1
+}
+
+// entryHeader is the decoded fixed part of an entry record's body.
+type entryHeader struct {
+	index, term uint64
+	typ         uint8
+	records     uint32
+	data        []byte // aliases the record
+}
+
+// entryHeaderOf decodes rec's entry header when rec is an entry record (isEntry false,
+// nil error otherwise). rec has passed checkRecord.
+func entryHeaderOf(rec []byte) (h entryHeader, isEntry bool, err error) {
+	v, err := ViewRecord(rec)
+	if err != nil {
+		return h, false, err
+	}
+	if string(v.Topic()) != RaftEntryTopic {
+		return h, false, nil
+	}
+	b := v.bodyBytes()
+	if len(b) < entryBodyFixed || string(b[:4]) != entryMagic {
+		return h, true, corruptf("entry record body of %d bytes does not start with %q", len(b), entryMagic)
+	}
+	if b[4] != entryVersion {
+		return h, true, corruptf("entry record version %d, this build reads %d", b[4], entryVersion)
+	}
+	be := binary.BigEndian
+	h = entryHeader{index: be.Uint64(b[5:]), term: be.Uint64(b[13:]), typ: b[21], records: be.Uint32(b[22:]), data: b[entryBodyFixed:]}
+	if h.records > maxEntryRecords {
+		return h, true, corruptf("entry %d claims %d records", h.index, h.records)
+	}
+	return h, true, nil
+}
+
+// appendEntryRecord encodes e's entry record into dst.
+func appendEntryRecord(dst []byte, e *LogEntry) ([]byte, error) {
+	body := make([]byte, entryBodyFixed, entryBodyFixed+len(e.Data))
+	copy(body, entryMagic)
+	body[4] = entryVersion
+	be := binary.BigEndian
+	be.PutUint64(body[5:], e.Index)
+	be.PutUint64(body[13:], e.Term)
+	body[21] = e.Type
+	be.PutUint32(body[22:], uint32(len(e.Records)))
+	body = append(body, e.Data...)
+	m := Message{
+		Topic: RaftEntryTopic, BornTimestamp: e.StoreTimestamp, StoreTimestamp: e.StoreTimestamp,
+		BornHost: entryHost, StoreHost: entryHost, Body: body,
+	}
+	return AppendMessage(dst, &m)
+}
+
+// FirstIndex is the first entry held, 0 when the log is empty (raft's LogStore rule).
+func (l *EntryLog) FirstIndex() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.pos) == 0 {
+		return 0
+	}
+	return l.first
+}
+
+// LastIndex is the last entry held, 0 when the log is empty.
+func (l *EntryLog) LastIndex() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.pos) == 0 {
+		return 0
+	}
+	return l.first + uint64(len(l.pos)) - 1
+}
+
+// Append writes es at the tail. Their indexes must be consecutive and, unless the log
+// is empty, follow LastIndex. On any error nothing of es stays in the log.
+func (l *EntryLog) Append(es []LogEntry) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(es) == 0 {
+		return nil
+	}
+	if n := len(l.pos); n > 0 && es[0].Index != l.first+uint64(n) {
+		return fmt.Errorf("%w: first appended index %d, log ends at %d", ErrEntryGap, es[0].Index, l.first+uint64(n)-1)
+	}
+	start, n0, first0 := l.cl.maxOffset(), len(l.pos), l.first
+	if n0 == 0 {
+		l.first = es[0].Index
+	}
+	for i := range es {
+		e := &es[i]
+		err := l.appendOne(e, i > 0 && e.Index != es[i-1].Index+1)
+		if err != nil {
+			l.pos, l.first = l.pos[:n0], first0
+			if cerr := l.cl.cut(start); cerr != nil {
+				return errors.Join(err, fmt.Errorf("undo append at %d: %w", start, cerr))
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// appendOne writes one entry (gap: its index does not follow the previous one).
+func (l *EntryLog) appendOne(e *LogEntry, gap bool) error {
+	if gap {
+		return fmt.Errorf("%w: index %d does not follow the entry before it", ErrEntryGap, e.Index)
+	}
+	if len(e.Records) > maxEntryRecords {
+		return fmt.Errorf("%w: entry %d has %d records, at most %d", ErrMessageIllegal, e.Index, len(e.Records), maxEntryRecords)
+	}
+	var err error
+	if l.hdr, err = appendEntryRecord(l.hdr[:0], e); err != nil {
+		return fmt.Errorf("entry %d: %w", e.Index, err)
+	}
+	l.recs = append(append(l.recs[:0], l.hdr), e.Records...)
+	out, err := l.cl.appendBatch(l.recs, e.StoreTimestamp, nil, l.out[:0])
+	l.out = out[:0]
+	clear(l.recs) // do not pin the caller's records
+	if err != nil {
+		return fmt.Errorf("entry %d: %w", e.Index, err)
+	}
+	l.pos = append(l.pos, out[0].PhysicalOffset)
+	return nil
+}
+
+// Sync makes every appended entry durable.
+func (l *EntryLog) Sync() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, err := l.cl.flush()
+	return err
+}
+
+// Get returns entry index with its data and records copied out of the log.
+func (l *EntryLog) Get(index uint64) (LogEntry, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.pos) == 0 || index < l.first || index-l.first >= uint64(len(l.pos)) {
+		return LogEntry{}, fmt.Errorf("%w: index %d", ErrEntryNotFound, index)
+	}
+	off := l.pos[index-l.first]
+	rec, next, release, err := l.cl.recordAt(off)
+	if err != nil {
+		return LogEntry{}, fmt.Errorf("entry %d: %w", index, err)
+	}
+	h, isEntry, err := entryHeaderOf(rec)
+	if err == nil && (!isEntry || h.index != index) {
+		err = corruptf("record at %d is not entry %d's entry record", off, index)
+	}
+	if err != nil {
+		release()
+		return LogEntry{}, fmt.Errorf("entry %d: %w", index, err)
+	}
+	e := LogEntry{Index: h.index, Term: h.term, Type: h.typ, StoreTimestamp: StoreTimestampOf(rec)}
+	if len(h.data) > 0 {
+		e.Data = append([]byte(nil), h.data...)
+	}
+	release()
+	e.Records = make([][]byte, 0, h.records)
+	for off = next; uint32(len(e.Records)) < h.records; {
+		rec, next, release, err := l.cl.recordAt(off)
+		if err != nil {
+			return LogEntry{}, fmt.Errorf("entry %d, record %d: %w", index, len(e.Records), err)
+		}
+		if _, magic, _ := RecordSize(rec); magic != MagicBlank {
+			e.Records = append(e.Records, append([]byte(nil), rec...))
+		}
+		release()
+		off = next
+	}
+	return e, nil
+}
+
+// TruncateFrom removes entry index and every entry after it (raft's suffix
+// DeleteRange: a follower's conflicting, uncommitted tail). The cut is durable when it
+// returns. An index past the end changes nothing.
+func (l *EntryLog) TruncateFrom(index uint64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.pos) == 0 || (index >= l.first && index-l.first >= uint64(len(l.pos))) {
+		return nil
+	}
+	keep := 0
+	if index > l.first {
+		keep = int(index - l.first)
+	}
+	if err := l.cl.cut(l.pos[keep]); err != nil {
+		return fmt.Errorf("truncate entry log from %d: %w", index, err)
+	}
+	l.pos = l.pos[:keep]
+	return nil
+}
+
+// ForgetBefore drops the entries below index from the log's index (raft's prefix
+// DeleteRange after a snapshot). Their bytes stay until retention removes their
+// segments, as messages do; Get no longer returns them. After a restart the log
+// starts again at the first entry record the segments hold.
+func (l *EntryLog) ForgetBefore(index uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.pos) == 0 || index <= l.first {
+		return
+	}
+	drop := min(index-l.first, uint64(len(l.pos)))
+	l.pos = append([]PhysicalOffset(nil), l.pos[drop:]...)
+	l.first = index
+}
+
+// Close unmaps the segments. The log must not be used after.
+func (l *EntryLog) Close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.cl.close()
+}
