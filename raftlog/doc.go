@@ -2,7 +2,8 @@
 // fsynced per batch), the StableStore (raft-boltdb/v2) and the CommitLog-aware
 // SnapshotStore that streams a CommitLog range instead of copying it.
 //
-// It may import store (read-only streaming) only; it never imports broker or fsm.
+// It may import store (read-only streaming, and store.EntryLog for the commitlog kind
+// below) only; it never imports broker or fsm.
 //
 // # Usage
 //
@@ -26,6 +27,13 @@
 //
 // Only one of wal/ and raft-log.db exists; switching kinds on a directory starts an
 // empty log (the node then catches up from the leader like a new one).
+//
+// A third kind, commitlog (entrystore.go, decision 0016 step 2), keeps the log in
+// <dir>/entrylog/ as store.EntryLog segments: CommitLog-format files, one entry record
+// per raft entry, written with one pwrite per segment and fdatasync'd per StoreLogs.
+// It passes the same contract and cluster tests and is level with raft-wal in
+// BenchmarkStoreLogs, but ParseLogStoreKind does not accept it: no configuration can
+// select it until the FSM applies from it (step 3) and the chaos suite has proved it.
 //
 // # Durability: fsync before a replica counts
 //

@@ -94,9 +94,11 @@ func OpenStores(dir string, kind LogStoreKind, logger hclog.Logger) (*Stores, er
 // openStoresOn is OpenStores with raft-wal's segment files on vfs (nil = the real
 // file system).
 func openStoresOn(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.Logger) (*Stores, error) {
-	kind, err := ParseLogStoreKind(string(kind))
-	if err != nil {
-		return nil, err
+	if kind != logStoreCommitLog { // not selectable by configuration yet (entrystore.go)
+		var err error
+		if kind, err = ParseLogStoreKind(string(kind)); err != nil {
+			return nil, err
+		}
 	}
 	if logger == nil {
 		logger = hclog.NewNullLogger()
@@ -172,6 +174,12 @@ func openLogBackend(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.L
 			return nil, nil, nil, fmt.Errorf("open wal %s: %w", walDir, err)
 		}
 		return ws, closeBoth{ws, late}, ls, nil
+	case logStoreCommitLog:
+		s, err := openEntryLogStore(dir, logger)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return s, s, nil, nil
 	case LogStoreBoltDB:
 		path := filepath.Join(dir, BoltLogFileName)
 		db, err := openBolt(path)

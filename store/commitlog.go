@@ -41,6 +41,31 @@ type commitLog struct {
 	views []RecordView
 	// hook is Config.IOHook (nil in production).
 	hook IOHook
+	// writeThrough makes appendBatch gather the records it places into wbuf, to be
+	// written with one pwrite per segment by writePending, and flush use fdatasync,
+	// instead of copying into the mapping and msyncing it. Readers of the mapping see
+	// the bytes once writePending has run (the page cache is shared). The entry log
+	// uses it (entrylog.go): a store through the mapping faults on the page each
+	// msync cleaned, and measured 2.4x slower per synced batch than raft-wal
+	// (BenchmarkStoreLogs, batch=1); through pwrite it is level.
+	writeThrough bool
+	wbuf         []byte
+	wfile        *mappedFile // the segment wbuf goes to
+	wpos         int64       // where in wfile
+}
+
+// writePending writes what appendBatch gathered in writeThrough mode. On an error the
+// gathered bytes are dropped; the caller cuts the CommitLog back.
+func (c *commitLog) writePending() error {
+	if len(c.wbuf) == 0 {
+		return nil
+	}
+	f, pos, b := c.wfile, c.wpos, c.wbuf
+	c.wbuf, c.wfile = c.wbuf[:0], nil
+	if _, err := f.file.WriteAt(b, pos); err != nil {
+		return fmt.Errorf("write %d bytes at %d: %w", len(b), f.start+pos, err)
+	}
+	return nil
 }
 
 // setHook installs the IOHook on the CommitLog and its pre-allocator. Called once,
@@ -194,10 +219,25 @@ func (c *commitLog) appendBatch(recs [][]byte, ts int64, tbl *queueOffsetTable, 
 		if tbl != nil {
 			topic, qo = tbl.assign(v.Topic(), queueID)
 		}
-		dst := f.data[pos : pos+n]
-		copy(dst, rec)
-		PatchOffsets(dst, qo, PhysicalOffset(phys))
-		PatchStoreTimestamp(dst, ts)
+		if c.writeThrough {
+			if c.wfile != f {
+				if err := c.writePending(); err != nil {
+					f.wrotePosition.Store(pos)
+					c.undo(startOff, tbl, out[first:])
+					return out[:first], err
+				}
+				c.wfile, c.wpos = f, pos
+			}
+			at := len(c.wbuf)
+			c.wbuf = append(c.wbuf, rec...)
+			PatchOffsets(c.wbuf[at:], qo, PhysicalOffset(phys))
+			PatchStoreTimestamp(c.wbuf[at:], ts)
+		} else {
+			dst := f.data[pos : pos+n]
+			copy(dst, rec)
+			PatchOffsets(dst, qo, PhysicalOffset(phys))
+			PatchStoreTimestamp(dst, ts)
+		}
 		pos += n
 		out = append(out, AppendResult{
 			Topic: topic, QueueID: queueID, QueueOffset: qo,
@@ -219,6 +259,7 @@ func (c *commitLog) appendBatch(recs [][]byte, ts int64, tbl *queueOffsetTable, 
 // undo reverts a partially applied batch: the CommitLog goes back to startOff and
 // every queue whose offset the batch advanced goes back to its first assigned offset.
 func (c *commitLog) undo(startOff PhysicalOffset, tbl *queueOffsetTable, done []AppendResult) {
+	c.wbuf, c.wfile = c.wbuf[:0], nil
 	for i := len(done) - 1; tbl != nil && i >= 0; i-- {
 		tbl.set(done[i].Topic, done[i].QueueID, done[i].QueueOffset)
 	}
@@ -262,7 +303,12 @@ func (c *commitLog) flush() (PhysicalOffset, error) {
 			f.release()
 			return PhysicalOffset(f.start + f.flushedPosition.Load()), err
 		}
-		_, err := f.flush()
+		var err error
+		if c.writeThrough {
+			_, err = f.datasync()
+		} else {
+			_, err = f.flush()
+		}
 		f.release()
 		if err != nil {
 			return PhysicalOffset(f.start + f.flushedPosition.Load()), err

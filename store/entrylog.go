@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -21,8 +23,8 @@ import (
 // Nothing outside the store's tests uses it yet: step 2 wraps it in a raft LogStore,
 // step 3 makes it the Store's CommitLog.
 //
-// Durability: Append writes; Sync makes everything appended durable (msync of the
-// written ranges). A crash loses at most what was appended after the last Sync. Open
+// Durability: Append writes (one pwrite per segment it touches); Sync makes
+// everything appended durable (fdatasync of the segments written since the last one). A crash loses at most what was appended after the last Sync. Open
 // drops a torn tail: an entry missing records, or records that fail the CommitLog's
 // checks (checkRecord), is cut with everything after it.
 //
@@ -32,6 +34,9 @@ type EntryLog struct {
 	cl    *commitLog
 	first uint64           // raft index of pos[0]; meaningless while pos is empty
 	pos   []PhysicalOffset // pos[i]: where entry first+i's entry record starts
+	// floor is the durable first-index marker (entryFloorFile): entries below it are
+	// forgotten, and open skips them. It only rises.
+	floor uint64
 
 	// Scratch reused by Append (no allocation per entry in steady state).
 	hdr  []byte
@@ -86,7 +91,14 @@ func OpenEntryLog(dir string, segSize int64, log hclog.Logger) (*EntryLog, error
 		cl.close()
 		return nil, err
 	}
+	cl.writeThrough = true // pwrite and fdatasync: see commitLog.writeThrough
 	l := &EntryLog{cl: cl}
+	floor, err := readEntryFloor(dir)
+	if err != nil {
+		cl.close()
+		return nil, err
+	}
+	l.floor = floor
 	if err := l.recover(log); err != nil {
 		cl.close()
 		return nil, err
@@ -106,10 +118,11 @@ func (l *EntryLog) recover(log hclog.Logger) error {
 	off := PhysicalOffset(files[0].start)
 	validEnd := off // end of the last whole entry
 	var (
-		entryStart PhysicalOffset
-		want       uint32 // records still missing from the entry being read
-		inEntry    bool
-		stopErr    error
+		entryStart    PhysicalOffset
+		want          uint32 // records still missing from the entry being read
+		inEntry, keep bool   // keep: the entry being read is at or above the floor
+		skipped       bool   // entries below the floor were passed over
+		stopErr       error
 	)
 	for {
 		f := l.cl.mfq.find(int64(off))
@@ -134,11 +147,13 @@ func (l *EntryLog) recover(log hclog.Logger) error {
 		case err != nil:
 			stopErr = fmt.Errorf("entry record at %d: %w", off, err)
 		case inEntry && isEntry:
-			stopErr = corruptf("entry record at %d inside entry %d, which misses %d records", off, l.first+uint64(len(l.pos)), want)
+			stopErr = corruptf("entry record at %d inside an entry that misses %d records", off, want)
 		case !inEntry && !isEntry && len(l.pos) > 0:
 			stopErr = corruptf("message record at %d outside any entry", off)
 		case isEntry && len(l.pos) > 0 && h.index != l.first+uint64(len(l.pos)):
 			stopErr = corruptf("entry record at %d has index %d, want %d", off, h.index, l.first+uint64(len(l.pos)))
+		case isEntry && len(l.pos) == 0 && h.index >= l.floor && skipped && h.index != l.floor:
+			stopErr = corruptf("entry record at %d has index %d; the log was emptied to start at %d", off, h.index, l.floor)
 		}
 		if stopErr != nil {
 			break
@@ -146,10 +161,11 @@ func (l *EntryLog) recover(log hclog.Logger) error {
 		off += PhysicalOffset(size)
 		switch {
 		case isEntry:
-			if len(l.pos) == 0 {
+			entryStart, want, inEntry = off-PhysicalOffset(size), h.records, true
+			keep = h.index >= l.floor
+			if keep && len(l.pos) == 0 {
 				l.first = h.index
 			}
-			entryStart, want, inEntry = off-PhysicalOffset(size), h.records, true
 		case inEntry:
 			want--
 		default:
@@ -157,7 +173,11 @@ func (l *EntryLog) recover(log hclog.Logger) error {
 			continue
 		}
 		if want == 0 {
-			l.pos = append(l.pos, entryStart)
+			if keep {
+				l.pos = append(l.pos, entryStart)
+			} else {
+				skipped = true
+			}
 			validEnd, inEntry = off, false
 		}
 	}
@@ -280,11 +300,19 @@ func (l *EntryLog) Append(es []LogEntry) error {
 	}
 	start, n0, first0 := l.cl.maxOffset(), len(l.pos), l.first
 	if n0 == 0 {
+		// The first entry of an emptied log: whatever the segments still hold
+		// below it must stay forgotten after a restart, so the floor moves first.
+		if err := l.raiseFloor(es[0].Index); err != nil {
+			return err
+		}
 		l.first = es[0].Index
 	}
 	for i := range es {
 		e := &es[i]
 		err := l.appendOne(e, i > 0 && e.Index != es[i-1].Index+1)
+		if err == nil && i == len(es)-1 {
+			err = l.cl.writePending()
+		}
 		if err != nil {
 			l.pos, l.first = l.pos[:n0], first0
 			if cerr := l.cl.cut(start); cerr != nil {
@@ -391,15 +419,55 @@ func (l *EntryLog) TruncateFrom(index uint64) error {
 // DeleteRange after a snapshot). Their bytes stay until retention removes their
 // segments, as messages do; Get no longer returns them. After a restart the log
 // starts again at the first entry record the segments hold.
-func (l *EntryLog) ForgetBefore(index uint64) {
+func (l *EntryLog) ForgetBefore(index uint64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.pos) == 0 || index <= l.first {
-		return
+		return nil
+	}
+	if err := l.raiseFloor(index); err != nil {
+		return err
 	}
 	drop := min(index-l.first, uint64(len(l.pos)))
 	l.pos = append([]PhysicalOffset(nil), l.pos[drop:]...)
 	l.first = index
+	return nil
+}
+
+// Unsynced is how many appended bytes Sync has not made durable yet.
+func (l *EntryLog) Unsynced() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return int64(l.cl.maxOffset() - l.cl.flushedOffset())
+}
+
+// entryFloorFile holds the floor: 8 bytes, big-endian.
+const entryFloorFile = "first-index"
+
+func readEntryFloor(dir string) (uint64, error) {
+	b, err := os.ReadFile(filepath.Join(dir, entryFloorFile))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("read entry log floor: %w", err)
+	case len(b) != 8:
+		return 0, corruptf("entry log floor file %s has %d bytes, want 8", entryFloorFile, len(b))
+	}
+	return binary.BigEndian.Uint64(b), nil
+}
+
+// raiseFloor makes index the durable floor when it is above the current one: written
+// to a temporary file, synced, renamed over the old one, and the directory synced.
+func (l *EntryLog) raiseFloor(index uint64) error {
+	if index <= l.floor {
+		return nil
+	}
+	if err := writeFileAtomic(l.cl.dir, entryFloorFile, binary.BigEndian.AppendUint64(nil, index)); err != nil {
+		return fmt.Errorf("entry log floor %d: %w", index, err)
+	}
+	l.floor = index
+	return nil
 }
 
 // Close unmaps the segments. The log must not be used after.

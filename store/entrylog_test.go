@@ -370,22 +370,41 @@ func TestEntryLogOpenSkipsAnEntryCutByRetention(t *testing.T) {
 	checkEntry(t, l, es[firstWhole-1])
 }
 
+// Forgotten entries stay forgotten across a reopen, also when raft empties the log
+// and continues past a gap (after installing a snapshot).
 func TestEntryLogForgetBefore(t *testing.T) {
-	l := openTestEntryLog(t, t.TempDir())
-	defer l.Close()
+	dir := t.TempDir()
+	l := openTestEntryLog(t, dir)
 	es := testEntries(t, 1, 12, 1, 0)
 	if err := l.Append(es); err != nil {
 		t.Fatal(err)
 	}
-	l.ForgetBefore(5)
+	forget := func(index uint64) {
+		t.Helper()
+		if err := l.ForgetBefore(index); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reopen := func() {
+		t.Helper()
+		l.Close()
+		l = openTestEntryLog(t, dir)
+	}
+	forget(5)
 	checkRange(t, l, 5, 12)
 	if _, err := l.Get(4); !errors.Is(err, ErrEntryNotFound) {
 		t.Fatalf("Get of a forgotten entry: %v", err)
 	}
 	checkEntry(t, l, es[4])
-	l.ForgetBefore(3) // behind the first: nothing
+	forget(3) // behind the first: nothing
 	checkRange(t, l, 5, 12)
-	l.ForgetBefore(13) // everything: the next append may start anywhere after
+	reopen()
+	checkRange(t, l, 5, 12)
+	checkEntry(t, l, es[4])
+
+	forget(13) // everything: the next append may start anywhere after
+	checkRange(t, l, 0, 0)
+	reopen()
 	checkRange(t, l, 0, 0)
 	next := testEntries(t, 20, 21, 2, 0)
 	if err := l.Append(next); err != nil {
@@ -393,6 +412,19 @@ func TestEntryLogForgetBefore(t *testing.T) {
 	}
 	checkRange(t, l, 20, 21)
 	checkEntry(t, l, next[1])
+	if n := l.Unsynced(); n <= 0 {
+		t.Fatalf("Unsynced after an append = %d, want > 0", n)
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if n := l.Unsynced(); n != 0 {
+		t.Fatalf("Unsynced after Sync = %d, want 0", n)
+	}
+	reopen()
+	defer l.Close()
+	checkRange(t, l, 20, 21)
+	checkEntry(t, l, next[0])
 }
 
 // writeAt overwrites the entry log's bytes at CommitLog offset off.

@@ -188,6 +188,19 @@ func (m *mappedFile) flush() (int64, error) {
 	return wrote, nil
 }
 
+// datasync is flush for a file written with pwrite: fdatasync instead of msync.
+func (m *mappedFile) datasync() (int64, error) {
+	wrote := m.wrotePosition.Load()
+	if wrote <= m.flushedPosition.Load() {
+		return m.flushedPosition.Load(), nil
+	}
+	if err := unix.Fdatasync(int(m.file.Fd())); err != nil {
+		return m.flushedPosition.Load(), fmt.Errorf("fdatasync %s: %w", filepath.Base(m.path), err)
+	}
+	m.flushedPosition.Store(wrote)
+	return wrote, nil
+}
+
 // truncateTo cuts the logical content at pos (file-relative) and zeroes the bytes
 // after it, so a later recovery scan cannot mistake stale bytes for records.
 func (m *mappedFile) truncateTo(pos int64) {

@@ -85,6 +85,8 @@ var internalErrors = []error{
 	fsm.ErrBadCommand,        // encoding a command the broker built; a programming error
 	store.ErrQueueInvariant,  // a broken ConsumeQueue invariant stops the node
 	store.ErrShortBuffer,     // store-internal decoding
+	store.ErrEntryNotFound,   // the raft entry log: raftlog maps it to raft.ErrLogNotFound
+	store.ErrEntryGap,        // the raft entry log: a StoreLogs error raft sees, never a client
 }
 
 // ResponseCode maps err through the error table; nil is SUCCESS and an error
