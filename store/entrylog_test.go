@@ -440,3 +440,54 @@ func writeAt(t *testing.T, dir string, off PhysicalOffset, b []byte) {
 		t.Fatal(err)
 	}
 }
+
+// A write that fails part way through an append (here: the third entry's first
+// record) leaves nothing of the append: not the entries before it, not bytes gathered
+// for the pwrite. The next append and a reopen see the log as it was.
+func TestEntryLogFailedAppendLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	l := openTestEntryLog(t, dir)
+	base := testEntries(t, 1, 10, 1, 0)
+	if err := l.Append(base); err != nil {
+		t.Fatal(err)
+	}
+	end := l.cl.maxOffset()
+	boom := errors.New("injected write error")
+	calls := 0
+	l.cl.setHook(func(c IOCall) error {
+		if c.Op == IOWrite {
+			calls++
+			// Entry 11: entry record + 4 records; entry 12: data only; entry 13: its
+			// entry record, then its first record fails.
+			if calls == 5+1+2 {
+				return boom
+			}
+		}
+		return nil
+	})
+	more := testEntries(t, 11, 13, 1, 9)
+	if err := l.Append(more); !errors.Is(err, boom) {
+		t.Fatalf("append with a failing write: %v, want the injected error", err)
+	}
+	l.cl.setHook(nil)
+	checkRange(t, l, 1, 10)
+	if got := l.cl.maxOffset(); got != end {
+		t.Fatalf("log ends at %d after the failed append, was %d", got, end)
+	}
+	if err := l.Append(more); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range more {
+		checkEntry(t, l, e)
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	l = openTestEntryLog(t, dir)
+	defer l.Close()
+	checkRange(t, l, 1, 13)
+	for _, e := range append(base, more...) {
+		checkEntry(t, l, e)
+	}
+}
