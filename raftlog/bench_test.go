@@ -15,7 +15,7 @@ import (
 // StoreLogs call).
 func BenchmarkStoreLogs(b *testing.B) {
 	const entrySize = 16 << 10
-	for _, kind := range []LogStoreKind{LogStoreWAL, LogStoreBoltDB, logStoreCommitLog} {
+	for _, kind := range []LogStoreKind{LogStoreWAL, LogStoreBoltDB, LogStoreCommitLog} {
 		for _, batch := range []int{1, 16, 64} {
 			b.Run(fmt.Sprintf("%s/batch=%d", kind, batch), func(b *testing.B) {
 				s, err := OpenStores(b.TempDir(), kind, hclog.NewNullLogger())

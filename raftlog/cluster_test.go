@@ -209,7 +209,7 @@ func TestClusterOnStores(t *testing.T) {
 	if testing.Short() {
 		t.Skip("3-node raft cluster with fsync; skipped in -short")
 	}
-	for _, kind := range []LogStoreKind{LogStoreWAL, LogStoreBoltDB, logStoreCommitLog} {
+	for _, kind := range []LogStoreKind{LogStoreWAL, LogStoreBoltDB, LogStoreCommitLog} {
 		t.Run(string(kind), func(t *testing.T) { runClusterOnStores(t, kind) })
 	}
 }

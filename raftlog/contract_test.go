@@ -56,8 +56,8 @@ func TestLogStoreContract(t *testing.T) {
 		{"boltdb", openBackend(LogStoreBoltDB)},
 		{"cached-wal", openCached(LogStoreWAL)},
 		{"cached-boltdb", openCached(LogStoreBoltDB)},
-		{"commitlog", openBackend(logStoreCommitLog)},
-		{"cached-commitlog", openCached(logStoreCommitLog)},
+		{"commitlog", openBackend(LogStoreCommitLog)},
+		{"cached-commitlog", openCached(LogStoreCommitLog)},
 	}
 	for _, impl := range impls {
 		t.Run(impl.name, func(t *testing.T) { runLogStoreContract(t, impl.open) })

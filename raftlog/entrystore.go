@@ -14,11 +14,12 @@ import (
 	"github.com/rocketraft/rocketraft/store"
 )
 
-// logStoreCommitLog is the LogStore kind of decision 0016 (the single write), step 2:
-// raft's log kept by store.EntryLog in CommitLog form. Unexported on purpose:
-// ParseLogStoreKind does not accept it, so no configuration can select it before
-// step 3 (the FSM applying from it without a copy) and the chaos suite's proof.
-const logStoreCommitLog LogStoreKind = "commitlog"
+// LogStoreCommitLog is the LogStore kind of decision 0016 (the single write), step 2:
+// raft's log kept by store.EntryLog in CommitLog form. Code may pass it to OpenStores
+// (tests, experiments), but ParseLogStoreKind does not accept it, so no configuration
+// can select it before step 3 (the FSM applying from it without a copy) and the
+// chaos suite's proof.
+const LogStoreCommitLog LogStoreKind = "commitlog"
 
 const (
 	// EntryLogDirName holds the commitlog kind's segments.

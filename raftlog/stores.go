@@ -94,7 +94,7 @@ func OpenStores(dir string, kind LogStoreKind, logger hclog.Logger) (*Stores, er
 // openStoresOn is OpenStores with raft-wal's segment files on vfs (nil = the real
 // file system).
 func openStoresOn(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.Logger) (*Stores, error) {
-	if kind != logStoreCommitLog { // not selectable by configuration yet (entrystore.go)
+	if kind != LogStoreCommitLog { // not selectable by configuration yet (entrystore.go)
 		var err error
 		if kind, err = ParseLogStoreKind(string(kind)); err != nil {
 			return nil, err
@@ -174,7 +174,7 @@ func openLogBackend(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.L
 			return nil, nil, nil, fmt.Errorf("open wal %s: %w", walDir, err)
 		}
 		return ws, closeBoth{ws, late}, ls, nil
-	case logStoreCommitLog:
+	case LogStoreCommitLog:
 		s, err := openEntryLogStore(dir, logger)
 		if err != nil {
 			return nil, nil, nil, err

@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/rocketraft/rocketraft/broker/node"
 	"github.com/rocketraft/rocketraft/internal/testcluster"
+	"github.com/rocketraft/rocketraft/raftlog"
 )
 
 // background runs produce until the returned stop function is called.
@@ -127,9 +129,33 @@ func storedOnce(t *testing.T, m *testcluster.Member, body []byte) bool {
 	return n == 1
 }
 
+// raftLogKinds are the raft LogStore kinds the restart and snapshot tests run on:
+// the default, and decision 0016's entry log, which no configuration selects yet.
+var raftLogKinds = []raftlog.LogStoreKind{raftlog.LogStoreWAL, raftlog.LogStoreCommitLog}
+
+// requireRaftLogKind fails unless every member's raft log is of kind (its files are
+// there), so a test of the entry log cannot silently run on raft-wal.
+func requireRaftLogKind(t *testing.T, c *testcluster.Cluster, kind raftlog.LogStoreKind) {
+	t.Helper()
+	sub := map[raftlog.LogStoreKind]string{raftlog.LogStoreWAL: raftlog.WALDirName, raftlog.LogStoreCommitLog: raftlog.EntryLogDirName}[kind]
+	for _, m := range c.Members() {
+		segs, err := filepath.Glob(filepath.Join(m.Dir, node.RaftDirName, sub, "*"))
+		if err != nil || len(segs) == 0 {
+			t.Fatalf("%s: no %s raft log files in %s (%v)", m.ID, kind, filepath.Join(m.Dir, node.RaftDirName, sub), err)
+		}
+	}
+}
+
 func TestRestartCleanAndCrashed(t *testing.T) {
+	for _, kind := range raftLogKinds {
+		t.Run(string(kind), func(t *testing.T) { runRestartCleanAndCrashed(t, kind) })
+	}
+}
+
+func runRestartCleanAndCrashed(t *testing.T, kind raftlog.LogStoreKind) {
 	c := testcluster.New(t, 3, testcluster.Options{FastTimings: true, Configure: func(cfg *node.Config) {
 		cfg.CheckpointInterval = time.Hour // checkpoints only when the test asks
+		cfg.LogStore = kind
 	}})
 	c.CreateTopic(testTopic, 16)
 	h := &history{}
@@ -163,6 +189,7 @@ func TestRestartCleanAndCrashed(t *testing.T) {
 	c.RestartNode(l.ID)
 	c.AssertReplicasIdentical()
 	verifyAcks(t, c, h)
+	requireRaftLogKind(t, c, kind)
 	if h.unknown.Load() != 0 {
 		// Not an error (a stopped leader may leave unknowns), but it weakens the
 		// no-duplicate check; report it.
@@ -181,7 +208,14 @@ func follower(c *testcluster.Cluster) *testcluster.Member {
 }
 
 func TestWipedFollowerCatchesUpBySnapshot(t *testing.T) {
+	for _, kind := range raftLogKinds {
+		t.Run(string(kind), func(t *testing.T) { runWipedFollowerCatchesUpBySnapshot(t, kind) })
+	}
+}
+
+func runWipedFollowerCatchesUpBySnapshot(t *testing.T, kind raftlog.LogStoreKind) {
 	c := testcluster.New(t, 3, testcluster.Options{FastTimings: true, Configure: func(cfg *node.Config) {
+		cfg.LogStore = kind
 		cfg.SnapshotThreshold = 50
 		cfg.TrailingLogs = 20
 		cfg.SnapshotInterval = 100 * time.Millisecond
@@ -206,6 +240,7 @@ func TestWipedFollowerCatchesUpBySnapshot(t *testing.T) {
 	stop()
 	c.AssertReplicasIdentical()
 	verifyAcks(t, c, h)
+	requireRaftLogKind(t, c, kind)
 	st := f.Node().Raft().Stats()
 	t.Logf("leader snapshot index %s; wiped node last_snapshot_index %s applied %d", first, st["last_snapshot_index"], f.Node().State().AppliedIndex)
 	// The leader compacted its log to (snapshot index - TrailingLogs) before the
