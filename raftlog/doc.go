@@ -31,6 +31,8 @@
 // A third kind, commitlog (entrystore.go, decision 0016 step 2), keeps the log in
 // <dir>/entrylog/ as store.EntryLog segments: CommitLog-format files, one entry record
 // per raft entry, written with one pwrite per segment and fdatasync'd per StoreLogs.
+// With an EntrySplitter (the broker installs fsm's), a message batch's records are
+// stored as CommitLog records after the entry record, and GetLog joins them back.
 // It passes the same contract and cluster tests and is level with raft-wal in
 // BenchmarkStoreLogs, but ParseLogStoreKind does not accept it: no configuration can
 // select it until the FSM applies from it (step 3) and the chaos suite has proved it.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -29,12 +30,35 @@ const (
 	entryLogSegmentSize = 64 << 20
 )
 
-// entryLogStore is raft's LogStore over store.EntryLog. Every raft entry is stored as
-// one entry record whose data carries the whole raft.Log (entryData); splitting a
-// message batch into CommitLog records is step 3's. StoreLogs returns once the batch
-// is synced, like the other kinds.
+// entryLogStore is raft's LogStore over store.EntryLog. A raft entry is one entry
+// record whose data carries the raft.Log's metadata and its data; when an
+// EntrySplitter is set and splits the data, the message records it carries are stored
+// as CommitLog records after the entry record, and the entry record keeps the rest.
+// StoreLogs returns once the batch is synced, like the other kinds.
 type entryLogStore struct {
-	log *store.EntryLog
+	log      *store.EntryLog
+	maxRec   int // the largest record a segment takes
+	splitter atomic.Pointer[EntrySplitter]
+}
+
+// EntrySplitter tells the commitlog kind which raft commands carry message records
+// (decision 0016, step 3): raftlog cannot import fsm, so the broker passes fsm's
+// SplitRecords and JoinRecords. Join(dst, Split(data)) must append data itself.
+type EntrySplitter struct {
+	// Split returns the command without its records, the records (stored CommitLog
+	// records) and the store timestamp, or ok false to store data whole.
+	Split func(data []byte) (head []byte, records [][]byte, storeTimestamp int64, ok bool)
+	// Join appends the command Split split to dst.
+	Join func(dst, head []byte, records [][]byte) []byte
+}
+
+// SetEntrySplitter installs sp on the commitlog kind (nothing on other kinds). Call it
+// before raft stores an entry; entries stored before keep their whole form, and are
+// read back either way.
+func (s *Stores) SetEntrySplitter(sp EntrySplitter) {
+	if s.entries != nil {
+		s.entries.splitter.Store(&sp)
+	}
 }
 
 var (
@@ -48,7 +72,7 @@ func openEntryLogStore(dir string, logger hclog.Logger) (*entryLogStore, error) 
 	if err != nil {
 		return nil, fmt.Errorf("open entry log in %s: %w", dir, err)
 	}
-	return &entryLogStore{log: l}, nil
+	return &entryLogStore{log: l, maxRec: entryLogSegmentSize - store.MinBlankRecord}, nil
 }
 
 // IsMonotonic: the EntryLog refuses gaps, so raft must empty it before appending
@@ -69,7 +93,12 @@ func (s *entryLogStore) GetLog(index uint64, out *raft.Log) error {
 	if err != nil {
 		return err
 	}
-	return decodeEntryData(e, out)
+	sp := s.splitter.Load()
+	var join func(dst, head []byte, records [][]byte) []byte
+	if sp != nil {
+		join = sp.Join
+	}
+	return decodeEntryData(e, out, join)
 }
 
 func (s *entryLogStore) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l}) }
@@ -80,12 +109,21 @@ func (s *entryLogStore) StoreLogs(logs []*raft.Log) error {
 	if len(logs) == 0 {
 		return nil
 	}
+	sp := s.splitter.Load()
 	es := make([]store.LogEntry, len(logs))
 	for i, l := range logs {
-		es[i] = store.LogEntry{Index: l.Index, Term: l.Term, Type: uint8(l.Type), Data: appendEntryData(nil, l)}
+		e := &es[i]
+		*e = store.LogEntry{Index: l.Index, Term: l.Term, Type: uint8(l.Type)}
 		if !l.AppendedAt.IsZero() {
-			es[i].StoreTimestamp = l.AppendedAt.UnixMilli()
+			e.StoreTimestamp = l.AppendedAt.UnixMilli()
 		}
+		if l.Type == raft.LogCommand && sp != nil {
+			if head, recs, ts, ok := sp.Split(l.Data); ok && s.fits(recs) {
+				e.Data, e.Records, e.StoreTimestamp = appendEntryData(nil, l, entryDataSplit, head), recs, ts
+				continue
+			}
+		}
+		e.Data = appendEntryData(nil, l, entryDataWhole, l.Data)
 	}
 	if err := s.log.Append(es); err != nil {
 		return err
@@ -110,17 +148,33 @@ func (s *entryLogStore) DeleteRange(lo, hi uint64) error {
 	}
 }
 
+// fits reports whether every record fits in a segment (a larger one is refused by
+// the FSM as illegal; its entry is stored whole).
+func (s *entryLogStore) fits(recs [][]byte) bool {
+	for _, r := range recs {
+		if len(r) > s.maxRec {
+			return false
+		}
+	}
+	return true
+}
+
 func (s *entryLogStore) Close() error {
 	s.log.Close()
 	return nil
 }
 
-// Entry data layout (version 1): version u8 | extensions length u32 | extensions |
-// AppendedAt in Unix nanoseconds i64 (MinInt64 = the zero time) | raft data.
-const entryDataVersion = 1
+// Entry data layout: form u8 | extensions length u32 | extensions | AppendedAt in
+// Unix nanoseconds i64 (MinInt64 = the zero time) | payload. Form 1 (whole): the
+// payload is the raft data. Form 2 (split): the payload is the head EntrySplitter.Split
+// returned, and the entry's records are the rest of the data.
+const (
+	entryDataWhole = 1
+	entryDataSplit = 2
+)
 
-func appendEntryData(dst []byte, l *raft.Log) []byte {
-	dst = append(dst, entryDataVersion)
+func appendEntryData(dst []byte, l *raft.Log, form byte, payload []byte) []byte {
+	dst = append(dst, form)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(l.Extensions)))
 	dst = append(dst, l.Extensions...)
 	at := int64(math.MinInt64)
@@ -128,13 +182,20 @@ func appendEntryData(dst []byte, l *raft.Log) []byte {
 		at = l.AppendedAt.UnixNano()
 	}
 	dst = binary.BigEndian.AppendUint64(dst, uint64(at))
-	return append(dst, l.Data...)
+	return append(dst, payload...)
 }
 
-func decodeEntryData(e store.LogEntry, out *raft.Log) error {
+// decodeEntryData rebuilds the raft.Log of e; join puts a split entry back together.
+func decodeEntryData(e store.LogEntry, out *raft.Log, join func(dst, head []byte, records [][]byte) []byte) error {
 	b := e.Data
-	if len(b) < 1+4+8 || b[0] != entryDataVersion {
-		return fmt.Errorf("raftlog: entry %d: data of %d bytes is not a version %d raft entry", e.Index, len(b), entryDataVersion)
+	if len(b) < 1+4+8 || (b[0] != entryDataWhole && b[0] != entryDataSplit) {
+		return fmt.Errorf("raftlog: entry %d: data of %d bytes is not a raft entry", e.Index, len(b))
+	}
+	if b[0] == entryDataSplit && join == nil {
+		return fmt.Errorf("raftlog: entry %d holds message records, and no EntrySplitter is set to join them", e.Index)
+	}
+	if b[0] == entryDataWhole && len(e.Records) > 0 {
+		return fmt.Errorf("raftlog: entry %d is stored whole but has %d records", e.Index, len(e.Records))
 	}
 	n := binary.BigEndian.Uint32(b[1:])
 	if uint64(n) > uint64(len(b)-13) {
@@ -148,7 +209,10 @@ func decodeEntryData(e store.LogEntry, out *raft.Log) error {
 	if at := int64(binary.BigEndian.Uint64(rest)); at != math.MinInt64 {
 		out.AppendedAt = time.Unix(0, at).UTC()
 	}
-	if len(rest) > 8 {
+	switch {
+	case b[0] == entryDataSplit:
+		out.Data = join(nil, rest[8:], e.Records)
+	case len(rest) > 8:
 		out.Data = rest[8:]
 	}
 	return nil

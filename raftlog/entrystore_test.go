@@ -1,9 +1,15 @@
 package raftlog
 
 import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"net/netip"
 	"testing"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/rocketraft/rocketraft/store"
 )
 
 // raft counts a replica once StoreLogs returns, so every batch must be synced by then
@@ -52,4 +58,120 @@ func TestEntryLogStoreRefusesAMiddleRange(t *testing.T) {
 	l := &raft.Log{Index: 11, Term: 1, Type: raft.LogNoop}
 	storeLogs(t, s, []*raft.Log{l})
 	requireLog(t, s, l)
+}
+
+// testSplitter splits data of the form "SPLIT" | u32 n | n × (u32 len | record), the
+// shape of fsm's PutMessages, for a test that cannot import fsm.
+var testSplitter = EntrySplitter{
+	Split: func(data []byte) ([]byte, [][]byte, int64, bool) {
+		if !bytes.HasPrefix(data, []byte("SPLIT")) || len(data) < 9 {
+			return nil, nil, 0, false
+		}
+		n := binary.BigEndian.Uint32(data[5:])
+		p := data[9:]
+		var recs [][]byte
+		for range n {
+			l := binary.BigEndian.Uint32(p)
+			recs = append(recs, p[4:4+l])
+			p = p[4+l:]
+		}
+		return data[:5], recs, testSplitTs, true
+	},
+	Join: func(dst, head []byte, recs [][]byte) []byte {
+		dst = append(dst, head...)
+		dst = binary.BigEndian.AppendUint32(dst, uint32(len(recs)))
+		for _, r := range recs {
+			dst = binary.BigEndian.AppendUint32(dst, uint32(len(r)))
+			dst = append(dst, r...)
+		}
+		return dst
+	},
+}
+
+const testSplitTs = 1_700_000_000_777
+
+func splitData(t *testing.T, index uint64, n int) []byte {
+	t.Helper()
+	var recs [][]byte
+	for k := range n {
+		m := store.Message{Topic: "T", QueueID: int32(k), Body: fmt.Appendf(nil, "entry %d record %d", index, k),
+			BornHost: netip.MustParseAddrPort("10.0.0.1:1"), StoreHost: netip.MustParseAddrPort("10.0.0.2:2"), StoreTimestamp: testSplitTs}
+		rec, err := store.AppendMessage(nil, &m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, rec)
+	}
+	return testSplitter.Join([]byte{}, []byte("SPLIT"), recs)
+}
+
+// With a splitter, a command's records are stored as CommitLog records after the
+// entry record, and GetLog joins them back: the same bytes, except PHYSICALOFFSET,
+// which the log writes. Other entries, and entries stored before the splitter was
+// set, stay whole and read back as they were.
+func TestEntryLogStoreSplitsMessageBatches(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenStores(dir, LogStoreCommitLog, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := makeLog(1, 1, 64)
+	before.Data = splitData(t, 1, 2) // stored whole: no splitter yet
+	storeLogs(t, s.Log, []*raft.Log{before})
+	s.SetEntrySplitter(testSplitter)
+	want := []*raft.Log{before}
+	for i := uint64(2); i <= 9; i++ {
+		l := makeLog(i, 1, 32)
+		if i%3 != 0 {
+			l.Data = splitData(t, i, int(i%4)+1)
+		}
+		want = append(want, l)
+	}
+	want[5].Type = raft.LogConfiguration
+	want[5].Data = splitData(t, 6, 2) // not a command: never split
+	storeLogs(t, s.Log, want[1:])
+
+	check := func(s *Stores) {
+		t.Helper()
+		es := s.entries
+		for _, w := range want {
+			e, err := es.log.Get(w.Index)
+			if err != nil {
+				t.Fatal(err)
+			}
+			split := w.Index != 1 && w.Type == raft.LogCommand && bytes.HasPrefix(w.Data, []byte("SPLIT"))
+			if split != (len(e.Records) > 0) {
+				t.Fatalf("entry %d: %d records stored, want split=%v", w.Index, len(e.Records), split)
+			}
+			var got raft.Log
+			if err := es.GetLog(w.Index, &got); err != nil {
+				t.Fatal(err)
+			}
+			wantData := bytes.Clone(w.Data)
+			if split {
+				if e.StoreTimestamp != testSplitTs {
+					t.Fatalf("entry %d: store timestamp %d, want the splitter's %d", w.Index, e.StoreTimestamp, testSplitTs)
+				}
+				_, recs, _, _ := testSplitter.Split(wantData)
+				for k, r := range recs {
+					store.PatchOffsets(r, 0, store.PhysicalOffsetOf(e.Records[k]))
+				}
+			}
+			if got.Index != w.Index || got.Term != w.Term || got.Type != w.Type || !bytes.Equal(got.Data, wantData) ||
+				!bytes.Equal(got.Extensions, w.Extensions) || !got.AppendedAt.Equal(w.AppendedAt) {
+				t.Fatalf("GetLog(%d) differs from what was stored (data %d bytes, want %d)", w.Index, len(got.Data), len(wantData))
+			}
+		}
+	}
+	check(s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = OpenStores(dir, LogStoreCommitLog, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.SetEntrySplitter(testSplitter)
+	check(s)
 }

@@ -76,6 +76,8 @@ type Stores struct {
 	// ls tracks the leader's deferred fsyncs (raft-wal only; nil for boltdb,
 	// whose every write is fsynced before it returns).
 	ls *leaderSync
+	// entries is the commitlog kind's store (nil for the others): SetEntrySplitter.
+	entries *entryLogStore
 	// Dir is the directory the stores live in.
 	Dir string
 
@@ -123,6 +125,7 @@ func openStoresOn(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.Log
 	}
 	s.closers = append(s.closers, closer)
 	s.ls = ls
+	s.entries, _ = backend.(*entryLogStore)
 	s.timed = &timedLogStore{LogStore: backend}
 	s.Log = newLogCache(s.timed, logCacheEntries, logCacheBytes)
 

@@ -99,6 +99,9 @@ func Open(cfg Config) (*Node, error) {
 		return fail(fmt.Errorf("node id=%s open raft stores: %w", cfg.ID, err))
 	}
 	closers = append(closers, func() { _ = n.stores.Close() })
+	// On the commitlog kind (decision 0016) message batches are stored as CommitLog
+	// records; other kinds ignore this.
+	n.stores.SetEntrySplitter(raftlog.EntrySplitter{Split: fsm.SplitRecords, Join: fsm.JoinRecords})
 	if cfg.WrapLogStore != nil {
 		n.stores.Log = cfg.WrapLogStore(n.stores.Log)
 	}
