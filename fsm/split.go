@@ -6,30 +6,48 @@ import (
 	"github.com/rocketraft/rocketraft/store"
 )
 
-// SplitRecords splits a CmdPutMessages command into its head (type, version, store
-// timestamp and store host: everything before the message count) and its message
-// records, so that a raft log kept in CommitLog form (decision 0016) can store the
-// records as CommitLog records. JoinRecords puts them back together.
+// SplitRecords splits a command that stores messages (PutMessages, DeliverScheduled,
+// TransactionOps: each ends with a PutMessages payload) into its head (everything
+// before the message count) and its message records, so that a raft log kept in
+// CommitLog form (decision 0016) can store the records as CommitLog records.
+// JoinRecords puts them back together.
 //
-// ok is false for every other command, for a PutMessages that does not decode, and
-// for one whose messages are not all well-formed stored records: such an entry is
-// stored whole, and Apply refuses what it must, as before. head and records alias
-// data.
+// ok is false for every other command, for one that does not decode, and for one
+// whose messages are not all well-formed stored records: such an entry is stored
+// whole, and Apply refuses what it must, as before. head and records alias data.
 func SplitRecords(data []byte) (head []byte, records [][]byte, storeTimestamp int64, ok bool) {
-	if len(data) < headerLen+9 || CommandType(data[0]) != CmdPutMessages || data[1] != commandVersion {
+	if len(data) < headerLen {
 		return nil, nil, 0, false
 	}
-	var c PutMessages
-	if err := decodePutMessages(data[headerLen:], &c); err != nil {
+	switch CommandType(data[0]) {
+	case CmdPutMessages, CmdDeliverScheduled, CmdTransactionOps:
+	default:
 		return nil, nil, 0, false
 	}
-	for _, rec := range c.Messages {
+	c, err := DecodeCommand(data)
+	if err != nil {
+		return nil, nil, 0, false
+	}
+	var put *PutMessages
+	switch c := c.(type) {
+	case *PutMessages:
+		put = c
+	case *DeliverScheduled:
+		put = &c.Put
+	case *TransactionOps:
+		put = &c.Put
+	default:
+		return nil, nil, 0, false
+	}
+	tail := 4 // the count, then each record with its length
+	for _, rec := range put.Messages {
 		if _, err := store.ViewRecord(rec); err != nil {
 			return nil, nil, 0, false
 		}
+		tail += 4 + len(rec)
 	}
-	headEnd := headerLen + 8 + 1 + int(data[headerLen+8]) + 2 // up to the uint32 count
-	return data[:headEnd:headEnd], c.Messages, c.StoreTimestamp, true
+	headEnd := len(data) - tail
+	return data[:headEnd:headEnd], put.Messages, put.StoreTimestamp, true
 }
 
 // JoinRecords appends to dst the command SplitRecords split into head and records.

@@ -40,6 +40,29 @@ func TestSplitRecordsRoundTrip(t *testing.T) {
 	}
 }
 
+// The commands that carry a PutMessages payload after fields of their own split the
+// same way.
+func TestSplitRecordsOfScheduleAndTransactionCommands(t *testing.T) {
+	recs := [][]byte{msg(t, "TopicA", 0, "due"), msg(t, "TopicA", 1, "due too")}
+	put := PutMessages{StoreTimestamp: 42, StoreHost: leaderHost, Messages: recs}
+	for name, c := range map[string]Command{
+		"deliver scheduled": DeliverScheduled{Advances: []ScheduleAdvance{{Level: 3, From: 10, To: 12}}, Put: put},
+		"transaction ops":   txOpsCmd(t),
+	} {
+		b := enc(t, c)
+		head, got, ts, ok := SplitRecords(b)
+		if !ok {
+			t.Fatalf("%s: did not split", name)
+		}
+		if name == "deliver scheduled" && (ts != 42 || len(got) != 2) {
+			t.Fatalf("%s: ts %d, %d records", name, ts, len(got))
+		}
+		if j := JoinRecords(nil, head, got); !bytes.Equal(j, b) {
+			t.Fatalf("%s: JoinRecords(SplitRecords(b)) differs from b", name)
+		}
+	}
+}
+
 // Everything that is not a PutMessages of well-formed records is stored whole.
 func TestSplitRecordsRefuses(t *testing.T) {
 	good, err := AppendPutMessages(nil, 1, leaderHost, [][]byte{msg(t, "T", 0, "x")})
@@ -74,6 +97,8 @@ func FuzzSplitRecords(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	f.Add(enc(f, txOpsCmd(f)))
+	f.Add(enc(f, DeliverScheduled{Advances: []ScheduleAdvance{{Level: 1, From: 0, To: 2}}, Put: PutMessages{Messages: [][]byte{rec}}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		head, recs, _, ok := SplitRecords(b)
 		if !ok {
