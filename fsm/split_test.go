@@ -109,3 +109,23 @@ func FuzzSplitRecords(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkSplitRecords: what splitting costs the commitlog kind's StoreLogs per
+// entry of an async-sized batch (100 messages of 1 KiB).
+func BenchmarkSplitRecords(b *testing.B) {
+	recs := make([][]byte, 100)
+	for i := range recs {
+		recs[i] = msg(b, "BenchTopic", int32(i%8), string(bytes.Repeat([]byte{'x'}, 1024)))
+	}
+	data, err := AppendPutMessages(nil, 1, leaderHost, recs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, _, ok := SplitRecords(data); !ok {
+			b.Fatal("did not split")
+		}
+	}
+}
