@@ -395,6 +395,55 @@ func (l *EntryLog) Get(index uint64) (LogEntry, error) {
 	return e, nil
 }
 
+// Positions appends to dst where entry index's message records are, in order (no
+// copy: Apply of the single write checks them against its own running offset and
+// dispatches them, decision 0016 step 3).
+func (l *EntryLog) Positions(index uint64, dst []PhysicalOffset) ([]PhysicalOffset, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.pos) == 0 || index < l.first || index-l.first >= uint64(len(l.pos)) {
+		return dst, fmt.Errorf("%w: index %d", ErrEntryNotFound, index)
+	}
+	off := l.pos[index-l.first]
+	rec, next, release, err := l.cl.recordAt(off)
+	if err != nil {
+		return dst, fmt.Errorf("entry %d: %w", index, err)
+	}
+	h, isEntry, err := entryHeaderOf(rec)
+	release()
+	if err == nil && (!isEntry || h.index != index) {
+		err = corruptf("record at %d is not entry %d's entry record", off, index)
+	}
+	if err != nil {
+		return dst, fmt.Errorf("entry %d: %w", index, err)
+	}
+	for n := uint32(0); n < h.records; {
+		rec, nxt, release, err := l.cl.recordAt(next)
+		if err != nil {
+			return dst, fmt.Errorf("entry %d, record %d: %w", index, n, err)
+		}
+		if _, magic, _ := RecordSize(rec); magic != MagicBlank {
+			dst = append(dst, next)
+			n++
+		}
+		release()
+		next = nxt
+	}
+	return dst, nil
+}
+
+// ForgetBelow forgets every entry whose entry record starts below off: what retention
+// must do when it deletes the segments below off (decision 0016 step 3).
+func (l *EntryLog) ForgetBelow(off PhysicalOffset) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for n < len(l.pos) && l.pos[n] < off {
+		n++
+	}
+	return l.forgetBeforeLocked(l.first + uint64(n))
+}
+
 // TruncateFrom removes entry index and every entry after it (raft's suffix
 // DeleteRange: a follower's conflicting, uncommitted tail). The cut is durable when it
 // returns. An index past the end changes nothing.
@@ -422,6 +471,10 @@ func (l *EntryLog) TruncateFrom(index uint64) error {
 func (l *EntryLog) ForgetBefore(index uint64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.forgetBeforeLocked(index)
+}
+
+func (l *EntryLog) forgetBeforeLocked(index uint64) error {
 	if len(l.pos) == 0 || index <= l.first {
 		return nil
 	}

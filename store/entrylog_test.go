@@ -491,3 +491,44 @@ func TestEntryLogFailedAppendLeavesNothing(t *testing.T) {
 		checkEntry(t, l, e)
 	}
 }
+
+// Positions names the records Get returns, without copying them; ForgetBelow forgets
+// the entries a retention cut below an offset would remove.
+func TestEntryLogPositionsAndForgetBelow(t *testing.T) {
+	l := openTestEntryLog(t, t.TempDir())
+	defer l.Close()
+	es := testEntries(t, 1, 30, 1, 0)
+	if err := l.Append(es); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		got, err := l.Get(e.Index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pos, err := l.Positions(e.Index, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pos) != len(got.Records) {
+			t.Fatalf("entry %d: %d positions for %d records", e.Index, len(pos), len(got.Records))
+		}
+		for k, p := range pos {
+			if p != PhysicalOffsetOf(got.Records[k]) {
+				t.Fatalf("entry %d record %d: position %d, the record says %d", e.Index, k, p, PhysicalOffsetOf(got.Records[k]))
+			}
+		}
+	}
+	if _, err := l.Positions(31, nil); !errors.Is(err, ErrEntryNotFound) {
+		t.Fatalf("Positions past the end: %v", err)
+	}
+	if err := l.ForgetBelow(l.pos[9] + 1); err != nil { // inside entry 10's entry record
+		t.Fatal(err)
+	}
+	checkRange(t, l, 11, 30)
+	if err := l.ForgetBelow(0); err != nil {
+		t.Fatal(err)
+	}
+	checkRange(t, l, 11, 30)
+	checkEntry(t, l, es[10])
+}
