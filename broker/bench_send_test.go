@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocketraft/rocketraft/broker/node"
+	"github.com/rocketraft/rocketraft/internal/testcluster"
+	"github.com/rocketraft/rocketraft/raftlog"
 	"github.com/rocketraft/rocketraft/transport"
 )
 
@@ -29,8 +32,23 @@ func BenchmarkSendV2(b *testing.B) {
 	}
 }
 
+// BenchmarkSendV2RaftLog is BenchmarkSendV2/window=256 on each raft LogStore kind:
+// raft-wal, and decision 0016's entry log (message batches split into CommitLog
+// records, pwrite, fdatasync), which no configuration selects yet.
+func BenchmarkSendV2RaftLog(b *testing.B) {
+	for _, kind := range []raftlog.LogStoreKind{raftlog.LogStoreWAL, raftlog.LogStoreCommitLog} {
+		b.Run(string(kind), func(b *testing.B) {
+			opts := testcluster.Options{FastTimings: true, Configure: func(c *node.Config) { c.LogStore = kind }}
+			benchSendV2On(b, startRaftBrokerOn(b, opts, nil), 256)
+		})
+	}
+}
+
 func benchSendV2(b *testing.B, window int) {
-	rb := startRaftBrokerWith(b, nil)
+	benchSendV2On(b, startRaftBrokerWith(b, nil), window)
+}
+
+func benchSendV2On(b *testing.B, rb *raftBroker, window int) {
 	topic := "BenchSend"
 	frame, err := transport.AppendFrame(nil, goClientSendV2(topic, bytes.Repeat([]byte("x"), 1024)))
 	if err != nil {

@@ -30,7 +30,13 @@ func startRaftBroker(t *testing.T) *raftBroker {
 // Config before New (nil: none).
 func startRaftBrokerWith(t testing.TB, edit func(*Config)) *raftBroker {
 	t.Helper()
-	group := testcluster.New(t, 1, testcluster.Options{FastTimings: true})
+	return startRaftBrokerOn(t, testcluster.Options{FastTimings: true}, edit)
+}
+
+// startRaftBrokerOn is startRaftBrokerWith on a one-node group built with opts.
+func startRaftBrokerOn(t testing.TB, opts testcluster.Options, edit func(*Config)) *raftBroker {
+	t.Helper()
+	group := testcluster.New(t, 1, opts)
 	leader := group.WaitLeader(10 * time.Second)
 	ns := startNameserver(t, nameserver.Config{})
 	rep := replica.NewNode(leader.Node(), replica.NodeOptions{})
