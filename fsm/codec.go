@@ -248,6 +248,11 @@ func AppendPutMessages(dst []byte, storeTimestamp int64, storeHost netip.AddrPor
 	if len(msgs) > maxPutMessages {
 		return dst, fmt.Errorf("%w: %d messages in one command, limit %d", ErrBadCommand, len(msgs), maxPutMessages)
 	}
+	for _, m := range msgs {
+		if uint64(len(m)) > math.MaxUint32 {
+			return dst, fmt.Errorf("%w: message of %d bytes", ErrBadCommand, len(m))
+		}
+	}
 	if cap(dst)-len(dst) < PutMessagesSize(storeHost, msgs) {
 		nb := make([]byte, len(dst), len(dst)+PutMessagesSize(storeHost, msgs))
 		copy(nb, dst)
@@ -270,15 +275,19 @@ func AppendPutMessages(dst []byte, storeTimestamp int64, storeHost netip.AddrPor
 		dst = append(dst, a16[:]...)
 	}
 	dst = be.AppendUint16(dst, storeHost.Port())
+	return appendMessageList(dst, msgs), nil
+}
+
+// appendMessageList appends the end of a PutMessages payload: uint32 count, then each
+// message with its uint32 length. Lengths were checked by the caller.
+func appendMessageList(dst []byte, msgs [][]byte) []byte {
+	be := binary.BigEndian
 	dst = be.AppendUint32(dst, uint32(len(msgs)))
 	for _, m := range msgs {
-		if uint64(len(m)) > math.MaxUint32 {
-			return dst, fmt.Errorf("%w: message of %d bytes", ErrBadCommand, len(m))
-		}
 		dst = be.AppendUint32(dst, uint32(len(m)))
 		dst = append(dst, m...)
 	}
-	return dst, nil
+	return dst
 }
 
 // DecodeCommand decodes one command. It never panics on bad input; every failure wraps

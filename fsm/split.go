@@ -1,8 +1,6 @@
 package fsm
 
 import (
-	"encoding/binary"
-
 	"github.com/rocketraft/rocketraft/store"
 )
 
@@ -60,11 +58,5 @@ func JoinRecords(dst, head []byte, records [][]byte) []byte {
 	if cap(dst)-len(dst) < n {
 		dst = append(make([]byte, 0, len(dst)+n), dst...)
 	}
-	dst = append(dst, head...)
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(records)))
-	for _, r := range records {
-		dst = binary.BigEndian.AppendUint32(dst, uint32(len(r)))
-		dst = append(dst, r...)
-	}
-	return dst
+	return appendMessageList(append(dst, head...), records)
 }

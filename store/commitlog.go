@@ -163,10 +163,11 @@ func (c *commitLog) bytesAt(off PhysicalOffset, size int32) ([]byte, func(), err
 var _ recordSource = (*commitLog)(nil)
 
 // appendBatch copies recs into the CommitLog and patches QUEUEOFFSET, PHYSICALOFFSET
-// and STORETIMESTAMP in the mapped copy (the caller's slices are not modified). Queue
-// offsets come from tbl; with a nil tbl QUEUEOFFSET is written as 0 (entrylog.go). The batch is checked whole before anything is written, so an
-// illegal record rejects the batch without side effects; an I/O error while rolling
-// over cuts the partial batch back out and restores tbl.
+// and STORETIMESTAMP in the copy (the caller's slices are not modified). Queue offsets
+// come from tbl; with a nil tbl QUEUEOFFSET is written as 0 (entrylog.go). The batch
+// is checked whole before anything is written, so an illegal record rejects the batch
+// without side effects; an I/O error while rolling over cuts the partial batch back
+// out and restores tbl.
 func (c *commitLog) appendBatch(recs [][]byte, ts int64, tbl *queueOffsetTable, out []AppendResult) ([]AppendResult, error) {
 	limit := c.segSize - MinBlankRecord
 	c.views = c.views[:0]
@@ -219,6 +220,7 @@ func (c *commitLog) appendBatch(recs [][]byte, ts int64, tbl *queueOffsetTable, 
 		if tbl != nil {
 			topic, qo = tbl.assign(v.Topic(), queueID)
 		}
+		var dst []byte // where the record's bytes go: the mapping, or the pwrite buffer
 		if c.writeThrough {
 			if c.wfile != f {
 				if err := c.writePending(); err != nil {
@@ -230,14 +232,13 @@ func (c *commitLog) appendBatch(recs [][]byte, ts int64, tbl *queueOffsetTable, 
 			}
 			at := len(c.wbuf)
 			c.wbuf = append(c.wbuf, rec...)
-			PatchOffsets(c.wbuf[at:], qo, PhysicalOffset(phys))
-			PatchStoreTimestamp(c.wbuf[at:], ts)
+			dst = c.wbuf[at:]
 		} else {
-			dst := f.data[pos : pos+n]
+			dst = f.data[pos : pos+n]
 			copy(dst, rec)
-			PatchOffsets(dst, qo, PhysicalOffset(phys))
-			PatchStoreTimestamp(dst, ts)
 		}
+		PatchOffsets(dst, qo, PhysicalOffset(phys))
+		PatchStoreTimestamp(dst, ts)
 		pos += n
 		out = append(out, AppendResult{
 			Topic: topic, QueueID: queueID, QueueOffset: qo,

@@ -206,7 +206,7 @@
 // index, term, type, record count, data) followed by its message records, with
 // PHYSICALOFFSET patched, QUEUEOFFSET 0 and the entry's STORETIMESTAMP, so replicas fed
 // the same entries hold the same bytes. Open cuts a torn last entry and refuses bad
-// bytes before the last two written segments (ErrCorrupt). Nothing but its tests uses
-// it yet; steps 2 and 3 of decision 0016 make it raft's LogStore and the Store's
-// CommitLog.
+// bytes before the last two written segments (ErrCorrupt). raftlog's commitlog kind
+// (step 2 of decision 0016, not selectable yet) runs raft on it; step 3 makes it the
+// Store's CommitLog.
 package store

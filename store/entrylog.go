@@ -20,13 +20,14 @@ import (
 // the entry's. Since every byte is a function of the entries appended, replicas fed
 // the same log hold the same bytes.
 //
-// Nothing outside the store's tests uses it yet: step 2 wraps it in a raft LogStore,
-// step 3 makes it the Store's CommitLog.
+// raftlog's commitlog LogStore kind (step 2, which no configuration selects yet) is
+// its only user; step 3 makes it the Store's CommitLog.
 //
 // Durability: Append writes (one pwrite per segment it touches); Sync makes
-// everything appended durable (fdatasync of the segments written since the last one). A crash loses at most what was appended after the last Sync. Open
-// drops a torn tail: an entry missing records, or records that fail the CommitLog's
-// checks (checkRecord), is cut with everything after it.
+// everything appended durable (fdatasync of the segments written since the last
+// one). A crash loses at most what was appended after the last Sync. Open drops a
+// torn tail: an entry missing records, or records that fail the CommitLog's checks
+// (checkRecord), is cut with everything after it.
 //
 // Concurrency: safe for concurrent use; one mutex orders every call.
 type EntryLog struct {
@@ -359,38 +360,18 @@ func (l *EntryLog) Sync() error {
 func (l *EntryLog) Get(index uint64) (LogEntry, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.pos) == 0 || index < l.first || index-l.first >= uint64(len(l.pos)) {
-		return LogEntry{}, fmt.Errorf("%w: index %d", ErrEntryNotFound, index)
-	}
-	off := l.pos[index-l.first]
-	rec, next, release, err := l.cl.recordAt(off)
-	if err != nil {
-		return LogEntry{}, fmt.Errorf("entry %d: %w", index, err)
-	}
-	h, isEntry, err := entryHeaderOf(rec)
-	if err == nil && (!isEntry || h.index != index) {
-		err = corruptf("record at %d is not entry %d's entry record", off, index)
-	}
-	if err != nil {
-		release()
-		return LogEntry{}, fmt.Errorf("entry %d: %w", index, err)
-	}
-	e := LogEntry{Index: h.index, Term: h.term, Type: h.typ, StoreTimestamp: StoreTimestampOf(rec)}
-	if len(h.data) > 0 {
-		e.Data = append([]byte(nil), h.data...)
-	}
-	release()
-	e.Records = make([][]byte, 0, h.records)
-	for off = next; uint32(len(e.Records)) < h.records; {
-		rec, next, release, err := l.cl.recordAt(off)
-		if err != nil {
-			return LogEntry{}, fmt.Errorf("entry %d, record %d: %w", index, len(e.Records), err)
+	var e LogEntry
+	err := l.walkEntry(index, func(h entryHeader, rec []byte) {
+		e = LogEntry{Index: h.index, Term: h.term, Type: h.typ, StoreTimestamp: StoreTimestampOf(rec)}
+		if len(h.data) > 0 {
+			e.Data = append([]byte(nil), h.data...)
 		}
-		if _, magic, _ := RecordSize(rec); magic != MagicBlank {
-			e.Records = append(e.Records, append([]byte(nil), rec...))
-		}
-		release()
-		off = next
+		e.Records = make([][]byte, 0, h.records)
+	}, func(_ PhysicalOffset, rec []byte) {
+		e.Records = append(e.Records, append([]byte(nil), rec...))
+	})
+	if err != nil {
+		return LogEntry{}, err
 	}
 	return e, nil
 }
@@ -401,35 +382,47 @@ func (l *EntryLog) Get(index uint64) (LogEntry, error) {
 func (l *EntryLog) Positions(index uint64, dst []PhysicalOffset) ([]PhysicalOffset, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	err := l.walkEntry(index, func(entryHeader, []byte) {}, func(off PhysicalOffset, _ []byte) {
+		dst = append(dst, off)
+	})
+	return dst, err
+}
+
+// walkEntry finds entry index, calls head with its decoded header and entry record,
+// then each with every one of its message records in order, blank padding skipped.
+// The byte slices are the mapping's, valid only during the call. Caller holds l.mu.
+func (l *EntryLog) walkEntry(index uint64, head func(h entryHeader, rec []byte), each func(off PhysicalOffset, rec []byte)) error {
 	if len(l.pos) == 0 || index < l.first || index-l.first >= uint64(len(l.pos)) {
-		return dst, fmt.Errorf("%w: index %d", ErrEntryNotFound, index)
+		return fmt.Errorf("%w: index %d", ErrEntryNotFound, index)
 	}
 	off := l.pos[index-l.first]
 	rec, next, release, err := l.cl.recordAt(off)
 	if err != nil {
-		return dst, fmt.Errorf("entry %d: %w", index, err)
+		return fmt.Errorf("entry %d: %w", index, err)
 	}
 	h, isEntry, err := entryHeaderOf(rec)
-	release()
 	if err == nil && (!isEntry || h.index != index) {
 		err = corruptf("record at %d is not entry %d's entry record", off, index)
 	}
 	if err != nil {
-		return dst, fmt.Errorf("entry %d: %w", index, err)
+		release()
+		return fmt.Errorf("entry %d: %w", index, err)
 	}
+	head(h, rec)
+	release()
 	for n := uint32(0); n < h.records; {
 		rec, nxt, release, err := l.cl.recordAt(next)
 		if err != nil {
-			return dst, fmt.Errorf("entry %d, record %d: %w", index, n, err)
+			return fmt.Errorf("entry %d, record %d: %w", index, n, err)
 		}
 		if _, magic, _ := RecordSize(rec); magic != MagicBlank {
-			dst = append(dst, next)
+			each(next, rec)
 			n++
 		}
 		release()
 		next = nxt
 	}
-	return dst, nil
+	return nil
 }
 
 // ForgetBelow forgets every entry whose entry record starts below off: what retention
@@ -466,8 +459,8 @@ func (l *EntryLog) TruncateFrom(index uint64) error {
 
 // ForgetBefore drops the entries below index from the log's index (raft's prefix
 // DeleteRange after a snapshot). Their bytes stay until retention removes their
-// segments, as messages do; Get no longer returns them. After a restart the log
-// starts again at the first entry record the segments hold.
+// segments, as messages do; Get no longer returns them, before or after a restart
+// (the floor is durable).
 func (l *EntryLog) ForgetBefore(index uint64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
