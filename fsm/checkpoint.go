@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -9,9 +10,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/rocketraft/rocketraft/store"
 )
+
+// checkpointDispatchWait bounds how long a checkpoint waits for the reput (EntryLog).
+const checkpointDispatchWait = time.Minute
 
 // CheckpointFile is the name of the apply checkpoint inside Config.Dir.
 const CheckpointFile = "fsm.checkpoint"
@@ -72,6 +77,17 @@ func (f *FSM) Checkpoint() error {
 
 // writeCheckpointLocked flushes and writes ck. Caller holds ckMu.
 func (f *FSM) writeCheckpointLocked(ck checkpointState) error {
+	if f.es != nil {
+		// The ConsumeQueues are the only record of queue offsets below the
+		// checkpoint (raft does not replay there): they must be dispatched up to it
+		// before the flush makes them durable.
+		ctx, cancel := context.WithTimeout(context.Background(), checkpointDispatchWait)
+		err := f.es.WaitDispatched(ctx, ck.CommitLogOffset)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("checkpoint index=%d: wait for dispatch to %d: %w", ck.AppliedIndex, ck.CommitLogOffset, err)
+		}
+	}
 	flushed, err := f.st.Flush()
 	if err != nil {
 		return fmt.Errorf("checkpoint index=%d: flush CommitLog: %w", ck.AppliedIndex, err)

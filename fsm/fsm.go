@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,25 @@ type MessageStore interface {
 
 var _ MessageStore = (*store.Store)(nil)
 
+// EntryStore is what the FSM drives instead of AppendBatch and Truncate when the
+// store's CommitLog is also the raft log (Config.EntryLog; decision 0016): the
+// messages are already there, and Apply only decides which of them are stored.
+type EntryStore interface {
+	// ApplyEntry assigns queue offsets to the kept records of entry index and makes
+	// the others dead; it returns the kept ones' results and the applied end.
+	ApplyEntry(index uint64, keep []bool, out []store.AppendResult) ([]store.AppendResult, store.PhysicalOffset, error)
+	// RewindDispatch cuts what was dispatched at or above off (after a restart).
+	RewindDispatch(off store.PhysicalOffset) error
+	// WaitDispatched blocks until the reput passed off.
+	WaitDispatched(ctx context.Context, off store.PhysicalOffset) error
+	// EntrySnapshotState is what a snapshot carries besides the CommitLog bytes.
+	EntrySnapshotState() (store.EntrySnapshot, error)
+	// ResetFromEntries is ResetFrom for this layout.
+	ResetFromEntries(start store.PhysicalOffset, r io.Reader, es store.EntrySnapshot, nextIndex uint64) error
+}
+
+var _ EntryStore = (*store.Store)(nil)
+
 // Config configures an FSM.
 type Config struct {
 	Store MessageStore
@@ -57,6 +77,9 @@ type Config struct {
 	// fsync failed, or the FSM is stopping) stops the FSM: that entry and every
 	// later one stay unapplied until a restart replays them.
 	WaitLogDurable func(index uint64, stop <-chan struct{}) error
+	// EntryLog says the store's CommitLog is the raft log (store.Config.RaftEntryLog,
+	// decision 0016): Store must implement EntryStore, and Apply stores no bytes.
+	EntryLog bool
 }
 
 // Errors of the FSM lifecycle.
@@ -100,6 +123,7 @@ type ConfigResult struct {
 type FSM struct {
 	cfg  Config
 	st   MessageStore
+	es   EntryStore // set with Config.EntryLog
 	log  hclog.Logger
 	meta *Metadata
 
@@ -123,6 +147,9 @@ type FSM struct {
 	// results.
 	recs   [][]byte
 	slots  []int
+	keep   []bool // per record of the entry (EntryStore)
+	// entryDone: the entry being applied was handed to ApplyEntry (EntryStore).
+	entryDone bool
 	arena  []byte
 	ids    []byte
 	idEnds []int
@@ -152,6 +179,13 @@ func New(cfg Config) (*FSM, error) {
 		cfg.Logger = hclog.NewNullLogger()
 	}
 	f := &FSM{cfg: cfg, st: cfg.Store, log: cfg.Logger.Named("fsm"), meta: newMetadata(), stopCh: make(chan struct{})}
+	if cfg.EntryLog {
+		es, ok := cfg.Store.(EntryStore)
+		if !ok {
+			return nil, fmt.Errorf("%w: EntryLog needs a store that implements EntryStore, got %T", ErrConfig, cfg.Store)
+		}
+		f.es = es
+	}
 	ck, found, err := readCheckpoint(cfg.Dir)
 	if err != nil {
 		return nil, err
@@ -174,6 +208,16 @@ func New(cfg Config) (*FSM, error) {
 		f.applied, f.appliedTerm, f.ckIndex = ck.AppliedIndex, ck.AppliedTerm, ck.AppliedIndex
 		f.appliedIdx.Store(f.applied)
 		target = ck.CommitLogOffset
+	}
+	if f.es != nil {
+		// The CommitLog's tail is raft's log: it stays. What was dispatched from
+		// entries past the checkpoint is cut, and raft's replay applies them again.
+		if err := f.es.RewindDispatch(target); err != nil {
+			return nil, fmt.Errorf("rewind dispatch to checkpoint offset %d: %w", target, err)
+		}
+		f.clOffset = target
+		f.log.Info("apply state loaded", "appliedIndex", f.applied, "appliedTerm", f.appliedTerm, "commitLogOffset", f.clOffset, "checkpoint", found, "raftEntryLog", true)
+		return f, nil
 	}
 	if maxOff > target {
 		// Bytes past the checkpoint belong to entries raft will replay; keeping them
@@ -269,6 +313,7 @@ func (f *FSM) applyLocked(l *raft.Log) any {
 	}
 	var resp any
 	if l.Type == raft.LogCommand {
+		f.entryDone = false
 		resp = f.applyCommand(l)
 	}
 	if f.stopped {
@@ -293,9 +338,12 @@ func (f *FSM) applyCommand(l *raft.Log) any {
 			"stopping: skipping it would make this replica diverge (corrupt log, or a node older than the leader)",
 			l.Index, l.Term, uint8(Type(l.Data)), Type(l.Data), len(l.Data), err))
 	}
+	if f.es != nil {
+		defer f.applyEntryLeft(l.Index, cmd)
+	}
 	switch c := cmd.(type) {
 	case *PutMessages:
-		return f.applyPut(l.Index, c)
+		return f.applyPut(l.Index, c, nil, len(c.Messages))
 	case *TopicUpsert:
 		v, err := f.meta.upsertTopic(c.Topic)
 		return &ConfigResult{DataVersion: v, Err: err}
@@ -342,7 +390,10 @@ func (f *FSM) applyCommand(l *raft.Log) any {
 
 // applyPut checks every message against the replicated metadata, patches STOREHOST,
 // and appends the accepted ones in one store batch (one copy each into the CommitLog).
-func (f *FSM) applyPut(index uint64, c *PutMessages) *PutResult {
+// With an EntryStore the messages are already in the CommitLog as the entry's
+// records: c.Messages[i] is record recIdx[i] of nrec (recIdx nil: record i), and the
+// accepted ones are handed to ApplyEntry instead.
+func (f *FSM) applyPut(index uint64, c *PutMessages, recIdx []int, nrec int) *PutResult {
 	res := &PutResult{Results: make([]MessageResult, len(c.Messages))}
 	f.recs, f.slots, f.arena = f.recs[:0], f.slots[:0], f.arena[:0]
 	segLimit := f.segmentLimit()
@@ -370,6 +421,12 @@ func (f *FSM) applyPut(index uint64, c *PutMessages) *PutResult {
 			r.Err = fmt.Errorf("put topic=%s queue=%d writeQueueNums=%d: %w", topic, queueID, tc.WriteQueueNums, ErrQueueIDInvalid)
 			continue
 		}
+		if f.es != nil {
+			// The record is in the log as the leader encoded it; nothing is patched.
+			f.recs = append(f.recs, rec)
+			f.slots = append(f.slots, i)
+			continue
+		}
 		rec, err = f.withStoreHost(v, c.StoreHost)
 		if err != nil {
 			r.Err = fmt.Errorf("%w: message %d: %w", store.ErrMessageIllegal, i, err)
@@ -379,6 +436,9 @@ func (f *FSM) applyPut(index uint64, c *PutMessages) *PutResult {
 		f.slots = append(f.slots, i)
 	}
 	f.meta.mu.RUnlock()
+	if f.es != nil {
+		return f.applyPutEntry(index, c, res, recIdx, nrec)
+	}
 	if len(f.recs) == 0 {
 		return res
 	}
@@ -407,6 +467,14 @@ func (f *FSM) applyPut(index uint64, c *PutMessages) *PutResult {
 	if len(out) != len(f.recs) {
 		panic(fmt.Sprintf("fsm: raft index %d: store appended %d results for %d messages (broken store invariant)", index, len(out), len(f.recs)))
 	}
+	f.fillResults(c, res, out)
+	f.clOffset = f.st.MaxPhysicalOffset()
+	return res
+}
+
+// fillResults sets the results of the stored messages (f.recs, f.slots) from the
+// store's out, one per record.
+func (f *FSM) fillResults(c *PutMessages, res *PutResult, out []store.AppendResult) {
 	// All msgIds of the entry are hex-encoded into one string and handed out as
 	// substrings: one allocation per entry instead of three per message.
 	f.ids = f.ids[:0]
@@ -427,8 +495,6 @@ func (f *FSM) applyPut(index uint64, c *PutMessages) *PutResult {
 		r.OffsetMsgID = ids[start:f.idEnds[j]]
 		start = f.idEnds[j]
 	}
-	f.clOffset = f.st.MaxPhysicalOffset()
-	return res
 }
 
 func (f *FSM) segmentLimit() int64 {

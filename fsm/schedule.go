@@ -119,7 +119,7 @@ func (f *FSM) applyDeliverScheduled(index uint64, c *DeliverScheduled) *PutResul
 			return res
 		}
 	}
-	res := f.applyPut(index, &c.Put)
+	res := f.applyPut(index, &c.Put, nil, len(c.Put.Messages))
 	if res.Err != nil {
 		return res
 	}

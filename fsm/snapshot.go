@@ -63,6 +63,10 @@ type SnapshotHeader struct {
 	CommitLogMin    store.PhysicalOffset `json:"commitLogMin"`
 	CommitLogOffset store.PhysicalOffset `json:"commitLogOffset"`
 	Metadata        json.RawMessage      `json:"metadata"`
+	// Entries is set when the sender's CommitLog is its raft log (Config.EntryLog):
+	// the records carry no queue offsets, so the queues' next offsets and the dead
+	// records travel here. Both sides of a group use the same layout.
+	Entries *store.EntrySnapshot `json:"entries,omitempty"`
 }
 
 // ReadSnapshotHeader reads the prefix of a snapshot stream up to and including
@@ -127,11 +131,19 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot index=%d: %w", f.applied, err)
 	}
-	return &fsmSnapshot{f: f, hdr: SnapshotHeader{
+	hdr := SnapshotHeader{
 		AppliedIndex: f.applied, AppliedTerm: f.appliedTerm,
 		CommitLogMin: f.st.MinPhysicalOffset(), CommitLogOffset: f.clOffset,
 		Metadata: meta,
-	}}, nil
+	}
+	if f.es != nil {
+		es, err := f.es.EntrySnapshotState()
+		if err != nil {
+			return nil, fmt.Errorf("snapshot index=%d: %w", f.applied, err)
+		}
+		hdr.Entries = &es
+	}
+	return &fsmSnapshot{f: f, hdr: hdr}, nil
 }
 
 // Persist implements raft.FSMSnapshot. It first writes an apply checkpoint at or past
@@ -284,6 +296,10 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	if img.SegmentSize != 0 && f.cfg.SegmentSize != 0 && img.SegmentSize != f.cfg.SegmentSize {
 		return fmt.Errorf("restore index=%d: %w: group pinned segment size %d, this node has %d", hdr.AppliedIndex, ErrConfig, img.SegmentSize, f.cfg.SegmentSize)
 	}
+	if (hdr.Entries != nil) != (f.es != nil) {
+		return fmt.Errorf("restore index=%d: %w: sender's CommitLog is its raft log: %v, this node's: %v (a group must use one raftLogStore)",
+			hdr.AppliedIndex, ErrSnapshotFormat, hdr.Entries != nil, f.es != nil)
+	}
 	if err := removeCheckpoint(f.cfg.Dir); err != nil {
 		return fmt.Errorf("restore index=%d: %w", hdr.AppliedIndex, err)
 	}
@@ -295,7 +311,12 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		f.log.Error("snapshot restore failed after the store was reset", "index", hdr.AppliedIndex, "error", err)
 		return f.broken
 	}
-	if err := f.st.ResetFrom(hdr.CommitLogMin, body); err != nil {
+	if f.es != nil {
+		err = f.es.ResetFromEntries(hdr.CommitLogMin, body, *hdr.Entries, hdr.AppliedIndex+1)
+	} else {
+		err = f.st.ResetFrom(hdr.CommitLogMin, body)
+	}
+	if err != nil {
 		return fail(fmt.Errorf("reset store from %d: %w", hdr.CommitLogMin, err))
 	}
 	if _, err := io.Copy(io.Discard, body); err != nil { // ResetFrom may stop at EOF of its own accord

@@ -209,7 +209,8 @@ func (f *FSM) applyTransactionOps(index uint64, c *TransactionOps) *TransactionR
 	decidedHere := map[store.QueueOffset]bool{}
 	var expiredBelow store.QueueOffset
 	var recs [][]byte
-	var slots []int // op index of each record in recs
+	var slots []int  // op index of each record in recs
+	var recIdx []int // index in c.Put.Messages of each record in recs
 	f.meta.mu.RLock()
 	for i, op := range c.Ops {
 		if op.Kind == TxExpire {
@@ -229,12 +230,13 @@ func (f *FSM) applyTransactionOps(index uint64, c *TransactionOps) *TransactionR
 		decidedHere[op.HalfOffset] = true
 		if op.Record != NoRecord {
 			recs = append(recs, c.Put.Messages[op.Record])
+			recIdx = append(recIdx, int(op.Record))
 			slots = append(slots, i)
 		}
 	}
 	f.meta.mu.RUnlock()
 	if len(recs) > 0 {
-		put := f.applyPut(index, &PutMessages{StoreTimestamp: c.Put.StoreTimestamp, StoreHost: c.Put.StoreHost, Messages: recs})
+		put := f.applyPut(index, &PutMessages{StoreTimestamp: c.Put.StoreTimestamp, StoreHost: c.Put.StoreHost, Messages: recs}, recIdx, len(c.Put.Messages))
 		if put.Err != nil {
 			for i := range res.Ops {
 				if res.Ops[i].Err == nil {

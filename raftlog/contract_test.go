@@ -28,7 +28,7 @@ type closableLog struct {
 func openBackend(kind LogStoreKind) openLogFunc {
 	return func(t *testing.T, dir string) raft.LogStore {
 		t.Helper()
-		s, _, _, err := openLogBackend(dir, kind, nil, testLogger(t))
+		s, _, _, err := openLogBackend(dir, kind, nil, nil, testLogger(t))
 		if err != nil {
 			t.Fatalf("open %s backend: %v", kind, err)
 		}

@@ -15,18 +15,17 @@ import (
 	"github.com/rocketraft/rocketraft/store"
 )
 
-// LogStoreCommitLog is the LogStore kind of decision 0016 (the single write), step 2:
-// raft's log kept by store.EntryLog in CommitLog form. Code may pass it to OpenStores
-// (tests, experiments), but ParseLogStoreKind does not accept it, so no configuration
-// can select it before step 3 (the FSM applying from it without a copy) and the
-// chaos suite's proof.
+// LogStoreCommitLog is the LogStore kind of decision 0016 (the single write): raft's
+// log kept by store.EntryLog in CommitLog form. A broker opens it on its Store's
+// CommitLog (OpenStoresOnEntryLog), so every message is written once; OpenStores
+// opens it in a directory of its own (tests, benchmarks).
 const LogStoreCommitLog LogStoreKind = "commitlog"
 
 const (
-	// EntryLogDirName holds the commitlog kind's segments.
+	// EntryLogDirName holds the segments of a commitlog kind OpenStores opened.
 	EntryLogDirName = "entrylog"
-	// entryLogSegmentSize is the segment size of the commitlog kind. Step 3 uses the
-	// broker's CommitLog segment size instead.
+	// entryLogSegmentSize is the segment size of a commitlog kind OpenStores opened;
+	// on a Store's CommitLog it is the CommitLog's.
 	entryLogSegmentSize = 64 << 20
 )
 
@@ -72,7 +71,11 @@ func openEntryLogStore(dir string, logger hclog.Logger) (*entryLogStore, error) 
 	if err != nil {
 		return nil, fmt.Errorf("open entry log in %s: %w", dir, err)
 	}
-	return &entryLogStore{log: l, maxRec: entryLogSegmentSize - store.MinBlankRecord}, nil
+	return newEntryLogStore(l), nil
+}
+
+func newEntryLogStore(l *store.EntryLog) *entryLogStore {
+	return &entryLogStore{log: l, maxRec: int(l.SegmentSize() - store.MinBlankRecord)}
 }
 
 // IsMonotonic: the EntryLog refuses gaps, so raft must empty it before appending

@@ -17,6 +17,8 @@ import (
 	"github.com/hashicorp/raft-wal/segment"
 	"github.com/hashicorp/raft-wal/types"
 	"go.etcd.io/bbolt"
+
+	"github.com/rocketraft/rocketraft/store"
 )
 
 // LogStoreKind selects the LogStore implementation.
@@ -52,10 +54,10 @@ func ParseLogStoreKind(s string) (LogStoreKind, error) {
 	switch k := LogStoreKind(s); k {
 	case "":
 		return LogStoreWAL, nil
-	case LogStoreWAL, LogStoreBoltDB:
+	case LogStoreWAL, LogStoreBoltDB, LogStoreCommitLog:
 		return k, nil
 	default:
-		return "", fmt.Errorf("log store kind %q (want %q or %q): %w", s, LogStoreWAL, LogStoreBoltDB, ErrUnknownLogStoreKind)
+		return "", fmt.Errorf("log store kind %q (want %q, %q or %q): %w", s, LogStoreWAL, LogStoreBoltDB, LogStoreCommitLog, ErrUnknownLogStoreKind)
 	}
 }
 
@@ -89,18 +91,35 @@ type Stores struct {
 
 // OpenStores opens (creating if needed) the log and stable stores under dir.
 // kind "" means LogStoreWAL. logger may be nil.
+//
+// The commitlog kind opened here keeps its entry log in a directory of its own
+// (tests and benchmarks); a broker opens it on its Store's CommitLog with
+// OpenStoresOnEntryLog.
 func OpenStores(dir string, kind LogStoreKind, logger hclog.Logger) (*Stores, error) {
 	return openStoresOn(dir, kind, nil, logger)
+}
+
+// OpenStoresOnEntryLog opens the commitlog kind (decision 0016) on el, the raft log a
+// Store keeps in its CommitLog (store.Config.RaftEntryLog), and the stable store
+// under dir. The Store owns el: close the Stores first.
+func OpenStoresOnEntryLog(dir string, el *store.EntryLog, logger hclog.Logger) (*Stores, error) {
+	if el == nil {
+		return nil, fmt.Errorf("raftlog: open %s stores: the store has no entry log (store.Config.RaftEntryLog unset)", LogStoreCommitLog)
+	}
+	return openStoresWith(dir, LogStoreCommitLog, nil, el, logger)
 }
 
 // openStoresOn is OpenStores with raft-wal's segment files on vfs (nil = the real
 // file system).
 func openStoresOn(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.Logger) (*Stores, error) {
-	if kind != LogStoreCommitLog { // not selectable by configuration yet (entrystore.go)
-		var err error
-		if kind, err = ParseLogStoreKind(string(kind)); err != nil {
-			return nil, err
-		}
+	return openStoresWith(dir, kind, vfs, nil, logger)
+}
+
+// openStoresWith is openStoresOn with the commitlog kind on el when el is set.
+func openStoresWith(dir string, kind LogStoreKind, vfs types.VFS, el *store.EntryLog, logger hclog.Logger) (*Stores, error) {
+	var err error
+	if kind, err = ParseLogStoreKind(string(kind)); err != nil {
+		return nil, err
 	}
 	if logger == nil {
 		logger = hclog.NewNullLogger()
@@ -119,7 +138,7 @@ func openStoresOn(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.Log
 		return nil, err
 	}
 
-	backend, closer, ls, err := openLogBackend(dir, kind, vfs, logger)
+	backend, closer, ls, err := openLogBackend(dir, kind, vfs, el, logger)
 	if err != nil {
 		return fail(err)
 	}
@@ -156,7 +175,7 @@ func openStoresOn(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.Log
 	return s, nil
 }
 
-func openLogBackend(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.Logger) (raft.LogStore, io.Closer, *leaderSync, error) {
+func openLogBackend(dir string, kind LogStoreKind, vfs types.VFS, el *store.EntryLog, logger hclog.Logger) (raft.LogStore, io.Closer, *leaderSync, error) {
 	switch kind {
 	case LogStoreWAL:
 		walDir := filepath.Join(dir, WALDirName)
@@ -178,6 +197,10 @@ func openLogBackend(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.L
 		}
 		return ws, closeBoth{ws, late}, ls, nil
 	case LogStoreCommitLog:
+		if el != nil {
+			s := newEntryLogStore(el)
+			return s, s, nil, nil
+		}
 		s, err := openEntryLogStore(dir, logger)
 		if err != nil {
 			return nil, nil, nil, err

@@ -56,6 +56,7 @@ func TestParseLogStoreKind(t *testing.T) {
 		{"", LogStoreWAL, nil},
 		{"wal", LogStoreWAL, nil},
 		{"boltdb", LogStoreBoltDB, nil},
+		{"commitlog", LogStoreCommitLog, nil},
 		{"bolt", "", ErrUnknownLogStoreKind},
 		{"WAL", "", ErrUnknownLogStoreKind},
 	} {

@@ -65,6 +65,9 @@ func (c *commitLog) writePending() error {
 	if _, err := f.file.WriteAt(b, pos); err != nil {
 		return fmt.Errorf("write %d bytes at %d: %w", len(b), f.start+pos, err)
 	}
+	// Published only now: a sync running alongside (the leader's deferred fsync)
+	// must not count bytes still in wbuf as durable, nor a reader see them.
+	f.wrotePosition.Store(pos + int64(len(b)))
 	return nil
 }
 
@@ -187,12 +190,19 @@ func (c *commitLog) appendBatch(recs [][]byte, ts int64, tbl *queueOffsetTable, 
 	var pos int64
 	if f != nil {
 		pos = f.wrotePosition.Load()
+		if c.writeThrough && c.wfile == f {
+			pos = c.wpos + int64(len(c.wbuf)) // gathered, not written yet
+		}
 	}
 	for i, rec := range recs {
 		n := int64(len(rec))
 		if f == nil || n+MinBlankRecord > f.size-pos {
 			next := c.emptyStart.Load()
 			if f != nil {
+				if err := c.writePending(); err != nil {
+					c.undo(startOff, tbl, out[first:])
+					return out[:first], err
+				}
 				if pos < f.size {
 					putBlank(f.data[pos:], f.size-pos)
 					f.wrotePosition.Store(f.size)
@@ -249,7 +259,9 @@ func (c *commitLog) appendBatch(recs [][]byte, ts int64, tbl *queueOffsetTable, 
 		}
 	}
 	if f != nil {
-		f.wrotePosition.Store(pos)
+		if !c.writeThrough { // writeThrough: writePending publishes
+			f.wrotePosition.Store(pos)
+		}
 		if c.warm != nil {
 			c.warm.nudge(f, pos)
 		}

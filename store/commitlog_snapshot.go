@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // ReadRange streams the CommitLog bytes [from, to) to fn in chunks of at most one
@@ -51,6 +52,17 @@ func (s *Store) ReadRange(from, to PhysicalOffset, fn func(chunk []byte) error) 
 // deleted whole). Nothing may read the store meanwhile (see Store). On error the store
 // is left empty or partial and must be reset again or closed.
 func (s *Store) ResetFrom(start PhysicalOffset, r io.Reader) error {
+	if s.entries != nil {
+		return fmt.Errorf("store: reset from %d: %w: use ResetFromEntries", start, ErrNotEntryLog)
+	}
+	return s.resetFrom(start, r, nil, nil)
+}
+
+// resetFrom is ResetFrom; tail, when set, is taken after the store's locks for the
+// whole reset (the entry log's, ResetFromEntries), and prepare, when set, runs once
+// the image is written and the empty ConsumeQueues are open, before the reput
+// rebuilds them.
+func (s *Store) resetFrom(start PhysicalOffset, r io.Reader, tail sync.Locker, prepare func(cq *consumeQueues, end PhysicalOffset) error) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
@@ -62,6 +74,10 @@ func (s *Store) ResetFrom(start PhysicalOffset, r io.Reader) error {
 	defer s.mu.Unlock()
 	s.flushMu.Lock()
 	defer s.flushMu.Unlock()
+	if tail != nil {
+		tail.Lock()
+		defer tail.Unlock()
+	}
 
 	s.dispatcher.stop()
 	s.cq.close()
@@ -89,7 +105,7 @@ func (s *Store) ResetFrom(start PhysicalOffset, r io.Reader) error {
 		return fmt.Errorf("store: reset: flush: %w", err)
 	}
 	s.log.Info("CommitLog reset from snapshot", "min", start, "max", end)
-	if err := s.openLogics(end); err != nil {
+	if err := s.openLogics(end, prepare); err != nil {
 		return fmt.Errorf("store: reset: %w", err)
 	}
 	if _, err := s.flushLocked(); err != nil {

@@ -48,6 +48,11 @@ type Config struct {
 	// DiskMaxUsedSpaceRatio (0-1) above which expired-or-not segments are deleted at once (default 0.75).
 	DiskMaxUsedSpaceRatio float64
 	Logger                hclog.Logger
+	// RaftEntryLog makes the CommitLog the raft log as well (decision 0016, the
+	// single write): raft appends entries at its tail through Store.EntryLog, Apply
+	// assigns queue offsets with ApplyEntry instead of copying, and records keep
+	// QUEUEOFFSET 0 on disk. Every replica of a group must use the same value.
+	RaftEntryLog bool
 	// IOHook, when set, is asked before every CommitLog write, sync and segment
 	// creation (iohook.go). Tests only.
 	IOHook IOHook

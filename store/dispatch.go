@@ -51,6 +51,11 @@ type dispatcher struct {
 
 	notifier atomic.Pointer[Notifier]
 
+	// dead is set on an entry-log store (entrymode.go): records carry no queue
+	// offset, so dispatch assigns each queue's next one, passing over entry records
+	// and the dead records Apply named.
+	dead *deadRecords
+
 	waitMu   sync.Mutex
 	advanced chan struct{} // closed and replaced whenever dispatchedOff moves
 
@@ -253,11 +258,18 @@ func (d *dispatcher) dispatchOne(off, idxEnd PhysicalOffset, verify bool) (Physi
 	// TODO(delay): for SCHEDULE_TOPIC_XXXX Java stores the delivery time (from the
 	// DELAY level) as the tags code; the delay feature must set it here.
 	e := cqEntry{phys: off, size: int32(len(rec)), tagsCode: TagsCode(tag)}
+	if d.dead != nil && (topic == RaftEntryTopic || d.dead.has(off)) {
+		return next, nil
+	}
 	q, err := d.queue(topic, v.QueueID())
 	if err != nil {
 		return off, err
 	}
-	if err := d.putCQ(q, v.queueOffset(), e, verify); err != nil {
+	qo := v.queueOffset()
+	if d.dead != nil {
+		qo = q.maxOffset()
+	}
+	if err := d.putCQ(q, qo, e, verify); err != nil {
 		return off, err
 	}
 	if q.notifiedRound != d.round {
@@ -402,6 +414,51 @@ func (d *dispatcher) recover(commitLogMax PhysicalOffset) error {
 	}
 	d.confirmed.Store(max(d.confirmed.Load(), int64(commitLogMax)))
 	d.setDispatched(commitLogMax)
+	d.err.Store(nil)
+	return nil
+}
+
+// recoverCut is recover for an entry-log store, whose CommitLog tail holds raft
+// entries not yet applied and records without queue offsets: nothing is dispatched.
+// The ConsumeQueues and IndexFiles are cut back to their checkpoint, the last point
+// known to be durable; the FSM then rewinds further to its apply checkpoint
+// (Store.RewindDispatch), and raft's replay dispatches the rest.
+func (d *dispatcher) recoverCut(commitLogMax PhysicalOffset) error {
+	d.mu.Lock()
+	clMin := d.src.minOffset()
+	resume := clMin
+	cqCP, ok1 := d.cq.checkpoint()
+	idxCP, ok2 := d.idx.checkpoint()
+	if ok1 && ok2 {
+		resume = max(clMin, min(cqCP, idxCP))
+	}
+	resume = min(resume, commitLogMax)
+	var err error
+	for _, q := range d.cq.all() {
+		if err = q.recoverEnd(commitLogMax); err != nil {
+			err = fmt.Errorf("recover consumequeue topic=%s queue=%d: %w", q.topic, q.queueID, err)
+			break
+		}
+	}
+	if err == nil {
+		if err = d.idx.recoverFiles(resume, d.storeTimestampAt); err != nil {
+			err = fmt.Errorf("recover index: %w", err)
+		}
+	}
+	d.topics = make(map[string][]*consumeQueue)
+	d.dispatchedOff.Store(int64(resume))
+	d.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := d.truncate(resume); err != nil {
+		return err
+	}
+	for _, q := range d.cq.all() {
+		q.correctMin(clMin)
+	}
+	d.confirmed.Store(int64(resume))
+	d.setDispatched(resume)
 	d.err.Store(nil)
 	return nil
 }

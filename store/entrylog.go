@@ -31,13 +31,18 @@ import (
 //
 // Concurrency: safe for concurrent use; one mutex orders every call.
 type EntryLog struct {
-	mu    sync.Mutex
+	mu     sync.Mutex
+	syncMu sync.Mutex
 	cl    *commitLog
 	first uint64           // raft index of pos[0]; meaningless while pos is empty
 	pos   []PhysicalOffset // pos[i]: where entry first+i's entry record starts
 	// floor is the durable first-index marker (entryFloorFile): entries below it are
-	// forgotten, and open skips them. It only rises.
+	// forgotten, and open skips them. It only rises, except when a snapshot replaces
+	// the whole log (reset).
 	floor uint64
+	// owned: the log has its own directory and closes its CommitLog. A Store's entry
+	// log (Config.RaftEntryLog) leaves that to the Store.
+	owned bool
 
 	// Scratch reused by Append (no allocation per entry in steady state).
 	hdr  []byte
@@ -92,16 +97,26 @@ func OpenEntryLog(dir string, segSize int64, log hclog.Logger) (*EntryLog, error
 		cl.close()
 		return nil, err
 	}
-	cl.writeThrough = true // pwrite and fdatasync: see commitLog.writeThrough
-	l := &EntryLog{cl: cl}
-	floor, err := readEntryFloor(dir)
+	l, err := openEntryLogOn(cl, log)
 	if err != nil {
 		cl.close()
 		return nil, err
 	}
+	l.owned = true
+	return l, nil
+}
+
+// openEntryLogOn opens the entry log kept in cl, whose segments are loaded: its own
+// directory (OpenEntryLog), or a Store's CommitLog (Config.RaftEntryLog).
+func openEntryLogOn(cl *commitLog, log hclog.Logger) (*EntryLog, error) {
+	cl.writeThrough = true // pwrite and fdatasync: see commitLog.writeThrough
+	l := &EntryLog{cl: cl}
+	floor, err := readEntryFloor(cl.dir)
+	if err != nil {
+		return nil, err
+	}
 	l.floor = floor
 	if err := l.recover(log); err != nil {
-		cl.close()
 		return nil, err
 	}
 	return l, nil
@@ -268,6 +283,10 @@ func appendEntryRecord(dst []byte, e *LogEntry) ([]byte, error) {
 	return AppendMessage(dst, &m)
 }
 
+// SegmentSize is the size of the log's segments: no record can be larger (minus
+// MinBlankRecord).
+func (l *EntryLog) SegmentSize() int64 { return l.cl.segSize }
+
 // FirstIndex is the first entry held, 0 when the log is empty (raft's LogStore rule).
 func (l *EntryLog) FirstIndex() uint64 {
 	l.mu.Lock()
@@ -348,10 +367,12 @@ func (l *EntryLog) appendOne(e *LogEntry, gap bool) error {
 	return nil
 }
 
-// Sync makes every appended entry durable.
+// Sync makes every appended entry durable. The fdatasync runs without the lock, so
+// Apply's Positions of committed entries does not wait behind the sync of later ones;
+// syncs are serialised among themselves (syncMu) so flushed positions only grow.
 func (l *EntryLog) Sync() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
 	_, err := l.cl.flush()
 	return err
 }
@@ -430,6 +451,10 @@ func (l *EntryLog) walkEntry(index uint64, head func(h entryHeader, rec []byte),
 func (l *EntryLog) ForgetBelow(off PhysicalOffset) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.forgetBelowLocked(off)
+}
+
+func (l *EntryLog) forgetBelowLocked(off PhysicalOffset) error {
 	n := 0
 	for n < len(l.pos) && l.pos[n] < off {
 		n++
@@ -516,9 +541,24 @@ func (l *EntryLog) raiseFloor(index uint64) error {
 	return nil
 }
 
-// Close unmaps the segments. The log must not be used after.
+// Close unmaps the segments (a Store's entry log: the Store does). The log must not
+// be used after.
 func (l *EntryLog) Close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.cl.close()
+	if l.owned {
+		l.cl.close()
+	}
+}
+
+// reset empties the index after a snapshot replaced the CommitLog: the next entry
+// raft appends is floor (the snapshot's index + 1), and the entries the image holds
+// stay forgotten after a restart. The floor may go down here, unlike anywhere else:
+// the log it described is gone. Caller holds l.mu.
+func (l *EntryLog) reset(floor uint64) error {
+	if err := writeFileAtomic(l.cl.dir, entryFloorFile, binary.BigEndian.AppendUint64(nil, floor)); err != nil {
+		return fmt.Errorf("entry log floor %d: %w", floor, err)
+	}
+	l.floor, l.first, l.pos = floor, 0, nil
+	return nil
 }

@@ -13,8 +13,17 @@ func (s *Store) flushLocked() (PhysicalOffset, error) {
 		defer func(start time.Time) { (*obs)(time.Since(start)) }(time.Now())
 	}
 	dispatched := s.dispatcher.dispatched()
-	flushed, err := s.commitLog.flush()
-	if err != nil {
+	var flushed PhysicalOffset
+	var err error
+	if s.entries != nil {
+		// raft's StoreLogs syncs the CommitLog (EntryLog.Sync) before any of it is
+		// applied; the store only reads how far that got. The dead records go
+		// first: the ConsumeQueues this checkpoint covers were dispatched with them.
+		flushed = s.commitLog.flushedOffset()
+		if err := s.entries.dead.persist(s.cfg.Dir); err != nil {
+			return flushed, err
+		}
+	} else if flushed, err = s.commitLog.flush(); err != nil {
 		return flushed, err
 	}
 	if err := s.cq.flush(); err != nil {

@@ -80,6 +80,11 @@ func (s *Store) CleanExpired(now time.Time, diskUsedRatio float64) (deletedSegme
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.entries != nil {
+		// raft appends to the same segments, and to their timestamp table.
+		s.entries.log.mu.Lock()
+		defer s.entries.log.mu.Unlock()
+	}
 	cl := s.commitLog
 	files := cl.mfq.snapshot()
 	var guard func(PhysicalOffset) bool
@@ -110,6 +115,12 @@ func (s *Store) CleanExpired(now time.Time, diskUsedRatio float64) (deletedSegme
 	err = cl.deleteFirst(len(del))
 	s.flushMu.Unlock()
 	newMin := cl.minOffset()
+	if s.entries != nil && err == nil {
+		// The entries whose entry record was in a deleted segment are gone with
+		// it: raft sends a snapshot to a follower that needs them.
+		err = s.entries.log.forgetBelowLocked(newMin)
+		s.entries.dead.dropBelow(newMin)
+	}
 	if now.Sub(segs[del[0]].lastModified) <= s.cfg.FileReservedTime {
 		// Only a full disk deletes a segment before fileReservedTime, and its
 		// messages may not have been consumed: an operator must hear of it.

@@ -47,6 +47,7 @@ type Store struct {
 	flushObserver atomic.Pointer[func(time.Duration)]
 
 	commitLog  *commitLog     // CL: implements recordSource
+	entries    *entryMode     // set with Config.RaftEntryLog (entrymode.go)
 	cq         *consumeQueues // DQ: consumequeue.go
 	index      *indexService  // DQ: indexservice.go
 	dispatcher *dispatcher    // DQ: dispatch.go
@@ -116,6 +117,7 @@ func Open(cfg Config) (*Store, error) {
 	s := &Store{cfg: cfg, log: log}
 	s.commitLog = newCommitLog(filepath.Join(cfg.Dir, commitLogDir), cfg.CommitLogSegmentSize, cfg.PreZeroSegments, log)
 	s.commitLog.setHook(cfg.IOHook)
+	s.commitLog.writeThrough = cfg.RaftEntryLog // raft's appends: pwrite and fdatasync
 	fail := func(err error) (*Store, error) {
 		s.commitLog.close()
 		return nil, fmt.Errorf("store: open: %w", err)
@@ -127,13 +129,22 @@ func Open(cfg Config) (*Store, error) {
 	if err != nil {
 		return fail(err)
 	}
-	log.Info("CommitLog recovered", "min", s.commitLog.minOffset(), "max", end, "clean", !dirty, "checkpoint", haveCk)
+	if cfg.RaftEntryLog {
+		if end, err = s.openEntryMode(); err != nil {
+			return fail(err)
+		}
+	}
+	log.Info("CommitLog recovered", "min", s.commitLog.minOffset(), "max", end, "clean", !dirty, "checkpoint", haveCk, "raft_entry_log", cfg.RaftEntryLog)
 	s.lastStoreTimestamp.Store(ck.physicMsgTimestamp)
 	s.lastCheckpoint = ck
-	if err := s.openLogics(end); err != nil {
+	if err := s.openLogics(end, nil); err != nil {
 		return fail(err)
 	}
-	s.commitLog.startWarmer(cfg.WarmAhead)
+	if !cfg.RaftEntryLog {
+		// Not with the entry log: it writes with pwrite, which takes no page fault,
+		// and the warmer's dirty zero pages would go to disk with every fdatasync.
+		s.commitLog.startWarmer(cfg.WarmAhead)
+	}
 	if l := s.commitLog.mfq.last(); l != nil {
 		s.commitLog.alloc.request(l.end())
 	}
@@ -143,7 +154,7 @@ func Open(cfg Config) (*Store, error) {
 
 // openLogics opens the ConsumeQueues and IndexFiles, makes them match a CommitLog
 // that ends at end, rebuilds the queue offset table and starts the reput goroutine.
-func (s *Store) openLogics(end PhysicalOffset) error {
+func (s *Store) openLogics(end PhysicalOffset, prepare func(cq *consumeQueues, end PhysicalOffset) error) error {
 	cq, err := newConsumeQueues(filepath.Join(s.cfg.Dir, consumeQueueDir), s.cfg.ConsumeQueueEntriesPerFile, s.log)
 	if err != nil {
 		return err
@@ -160,16 +171,47 @@ func (s *Store) openLogics(end PhysicalOffset) error {
 			d.setNotifier(*n)
 		}
 	}
-	if err := d.recover(end); err != nil {
+	if s.entries != nil {
+		d.dead = s.entries.dead
+	}
+	recover := d.recover
+	if s.entries != nil && prepare == nil {
+		recover = d.recoverCut // Open: the tail is raft's, not yet applied
+	}
+	if prepare != nil {
+		err = prepare(cq, end)
+	}
+	if err == nil {
+		err = recover(end)
+	}
+	if err != nil {
 		cq.close()
 		_ = idx.close()
 		return fmt.Errorf("recover dispatch to %d: %w", end, err)
 	}
 	s.cq, s.index, s.dispatcher = cq, idx, d
 	s.queueOffsets = newQueueOffsetTable(cq.maxOffsets())
-	d.setConfirmed(end)
+	if s.entries != nil {
+		s.entries.applyEnd = d.dispatched()
+	}
+	d.setConfirmed(d.dispatched())
 	d.start()
 	return nil
+}
+
+// openEntryMode opens the entry log over the recovered CommitLog (Config.RaftEntryLog)
+// and returns the CommitLog's end after the entry log cut a torn entry.
+func (s *Store) openEntryMode() (PhysicalOffset, error) {
+	dead, err := loadDeadRecords(s.cfg.Dir)
+	if err != nil {
+		return 0, err
+	}
+	el, err := openEntryLogOn(s.commitLog, s.log.Named("entrylog"))
+	if err != nil {
+		return 0, err
+	}
+	s.entries = &entryMode{log: el, dead: dead}
+	return s.commitLog.maxOffset(), nil
 }
 
 // Close flushes everything, writes the checkpoint and removes the abort marker, so
@@ -187,7 +229,13 @@ func (s *Store) Close() error {
 	s.flushMu.Unlock()
 	s.cq.close()
 	err = errors.Join(err, s.index.close())
-	s.commitLog.close()
+	if s.entries != nil {
+		s.entries.log.mu.Lock() // raft must have stopped; this only orders the close
+		s.commitLog.close()
+		s.entries.log.mu.Unlock()
+	} else {
+		s.commitLog.close()
+	}
 	if err == nil {
 		err = removeAbortMarker(s.cfg.Dir)
 	}
@@ -206,6 +254,9 @@ func (s *Store) Close() error {
 func (s *Store) AppendBatch(recs [][]byte, storeTimestamp int64) ([]AppendResult, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
+	}
+	if s.entries != nil {
+		return nil, fmt.Errorf("store: append batch: %w: raft appends, Apply uses ApplyEntry", ErrNotEntryLog)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -236,6 +287,9 @@ func (s *Store) AppendBatch(recs [][]byte, storeTimestamp int64) ([]AppendResult
 func (s *Store) Truncate(off PhysicalOffset) error {
 	if s.closed.Load() {
 		return ErrClosed
+	}
+	if s.entries != nil {
+		return fmt.Errorf("store: truncate to %d: %w: raft owns the tail, use RewindDispatch", off, ErrNotEntryLog)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

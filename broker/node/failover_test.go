@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -130,18 +131,31 @@ func storedOnce(t *testing.T, m *testcluster.Member, body []byte) bool {
 }
 
 // raftLogKinds are the raft LogStore kinds the restart and snapshot tests run on:
-// the default, and decision 0016's entry log, which no configuration selects yet.
+// the default, and decision 0016's single write (the raft log kept in the CommitLog).
 var raftLogKinds = []raftlog.LogStoreKind{raftlog.LogStoreWAL, raftlog.LogStoreCommitLog}
 
-// requireRaftLogKind fails unless every member's raft log is of kind (its files are
-// there), so a test of the entry log cannot silently run on raft-wal.
+// requireRaftLogKind fails unless every running member's raft log is of kind, so a
+// test of the entry log cannot silently run on raft-wal: raft-wal's files are
+// there, or the Store keeps the raft log and holds entries.
 func requireRaftLogKind(t *testing.T, c *testcluster.Cluster, kind raftlog.LogStoreKind) {
 	t.Helper()
-	sub := map[raftlog.LogStoreKind]string{raftlog.LogStoreWAL: raftlog.WALDirName, raftlog.LogStoreCommitLog: raftlog.EntryLogDirName}[kind]
 	for _, m := range c.Members() {
-		segs, err := filepath.Glob(filepath.Join(m.Dir, node.RaftDirName, sub, "*"))
+		if kind == raftlog.LogStoreCommitLog {
+			n := m.Node()
+			if n == nil {
+				continue
+			}
+			if el := n.Store().EntryLog(); el == nil || el.LastIndex() == 0 {
+				t.Fatalf("%s: the store keeps no raft log (entry log %v)", m.ID, el)
+			}
+			if _, err := os.Stat(filepath.Join(m.Dir, node.RaftDirName, raftlog.WALDirName)); err == nil {
+				t.Fatalf("%s: raft-wal files exist next to the entry log", m.ID)
+			}
+			continue
+		}
+		segs, err := filepath.Glob(filepath.Join(m.Dir, node.RaftDirName, raftlog.WALDirName, "*"))
 		if err != nil || len(segs) == 0 {
-			t.Fatalf("%s: no %s raft log files in %s (%v)", m.ID, kind, filepath.Join(m.Dir, node.RaftDirName, sub), err)
+			t.Fatalf("%s: no %s raft log files in %s (%v)", m.ID, kind, filepath.Join(m.Dir, node.RaftDirName, raftlog.WALDirName), err)
 		}
 	}
 }

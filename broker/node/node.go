@@ -69,6 +69,10 @@ func Open(cfg Config) (*Node, error) {
 	}
 	closers = append(closers, func() { closeTransport(cfg.Transport) })
 
+	// The commitlog kind (decision 0016) keeps the raft log in the Store's
+	// CommitLog: every message is written once, by raft.
+	entryLog := cfg.LogStore == raftlog.LogStoreCommitLog
+	cfg.Store.RaftEntryLog = entryLog
 	st, err := store.Open(withStoreLogger(cfg.Store, cfg.Logger))
 	if err != nil {
 		return fail(fmt.Errorf("node id=%s open store: %w", cfg.ID, err))
@@ -85,6 +89,7 @@ func Open(cfg Config) (*Node, error) {
 		OnDiskFull:  diskFullHandler(n.raftForFSM.Load, n.log, &n.bg),
 		// n.stores is open before raft starts, the first caller.
 		WaitLogDurable: func(index uint64, stop <-chan struct{}) error { return n.stores.WaitDurable(index, stop) },
+		EntryLog:       entryLog,
 	})
 	if err != nil {
 		return fail(fmt.Errorf("node id=%s open fsm: %w", cfg.ID, err))
@@ -93,6 +98,13 @@ func Open(cfg Config) (*Node, error) {
 	openStores := raftlog.OpenStores
 	if cfg.OpenRaftStores != nil {
 		openStores = cfg.OpenRaftStores
+	}
+	if entryLog {
+		// OpenRaftStores hooks raft-wal's files (fault injection); this kind has
+		// none of its own.
+		openStores = func(dir string, _ raftlog.LogStoreKind, logger hclog.Logger) (*raftlog.Stores, error) {
+			return raftlog.OpenStoresOnEntryLog(dir, st.EntryLog(), logger)
+		}
 	}
 	n.stores, err = openStores(filepath.Join(cfg.Dir, RaftDirName), cfg.LogStore, cfg.Logger)
 	if err != nil {
@@ -214,6 +226,13 @@ func (n *Node) restoreNewerSnapshot() error {
 	for _, meta := range metas { // newest first
 		if meta.Index <= applied {
 			return nil
+		}
+		if el := n.store.EntryLog(); el != nil && el.LastIndex() > meta.Index {
+			// The raft log is the CommitLog the restore replaces: entries above the
+			// snapshot (possibly counted toward a quorum) would be lost with it.
+			return fmt.Errorf("node id=%s: snapshot %s (index %d) is ahead of the apply checkpoint (%d), and restoring it would discard raft log entries up to %d kept in the CommitLog; "+
+				"the apply checkpoint (%s) is missing or stale: restore it, or wipe this node's data so it catches up from the leader",
+				n.cfg.ID, meta.ID, meta.Index, applied, el.LastIndex(), fsm.CheckpointFile)
 		}
 		_, rc, err := n.snaps.Open(meta.ID)
 		if err != nil {
