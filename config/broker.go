@@ -23,6 +23,8 @@ type LogStoreKind string
 const (
 	LogStoreWAL    LogStoreKind = "wal"    // hashicorp/raft-wal: segment files, fsync per batch
 	LogStoreBoltDB LogStoreKind = "boltdb" // hashicorp/raft-boltdb/v2
+	// LogStoreCommitLog keeps the raft log in the CommitLog (decision 0016).
+	LogStoreCommitLog LogStoreKind = "commitlog"
 )
 
 // Peer is one member of a broker group, from dLegerPeers ("n0-127.0.0.1:40911").

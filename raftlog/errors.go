@@ -27,6 +27,12 @@ var (
 	// on its file lock.
 	ErrDirLocked = errors.New("raftlog: directory is in use")
 
+	// ErrLogStoreMismatch is returned by OpenStores when the directory holds raft
+	// state written with another LogStoreKind: nothing converts a log from one kind
+	// to another, and opening an empty log of the new kind next to the node's
+	// applied state would make it forget entries it acknowledged.
+	ErrLogStoreMismatch = errors.New("raftlog: raft state was written with another log store kind")
+
 	// ErrInjectedFault is the default error a FaultyLogStore returns from
 	// StoreLogs while failing.
 	ErrInjectedFault = errors.New("raftlog: injected log store fault")

@@ -137,6 +137,9 @@ func openStoresWith(dir string, kind LogStoreKind, vfs types.VFS, el *store.Entr
 		_ = s.Close()
 		return nil, err
 	}
+	if err := checkKind(dir, kind); err != nil {
+		return fail(err)
+	}
 
 	backend, closer, ls, err := openLogBackend(dir, kind, vfs, el, logger)
 	if err != nil {
@@ -262,4 +265,37 @@ func (s *Stores) Close() error {
 		}
 	})
 	return s.closeErr
+}
+
+// checkKind refuses a directory whose raft state (stable store) was written with
+// another log kind: raft-wal's directory, or boltdb's log file, is missing while
+// the other is there, or either is there for the commitlog kind (its log lives in
+// the Store's CommitLog, or in EntryLogDirName).
+func checkKind(dir string, kind LogStoreKind) error {
+	exists := func(name string) bool {
+		_, err := os.Stat(filepath.Join(dir, name))
+		return err == nil
+	}
+	if !exists(StableFileName) {
+		return nil // a new node
+	}
+	found := map[LogStoreKind]bool{LogStoreWAL: exists(WALDirName), LogStoreBoltDB: exists(BoltLogFileName)}
+	var other LogStoreKind
+	switch {
+	case kind == LogStoreCommitLog && found[LogStoreWAL]:
+		other = LogStoreWAL
+	case kind == LogStoreCommitLog && found[LogStoreBoltDB]:
+		other = LogStoreBoltDB
+	case kind != LogStoreCommitLog && !found[kind]:
+		other = LogStoreCommitLog
+		for k, ok := range found {
+			if ok {
+				other = k
+			}
+		}
+	default:
+		return nil
+	}
+	return fmt.Errorf("%w: %s holds a %s raft log, raftLogStore is %s (keep the old value, or wipe the node so it catches up from the leader)",
+		ErrLogStoreMismatch, dir, other, kind)
 }

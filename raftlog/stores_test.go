@@ -220,3 +220,40 @@ func TestHasExistingState(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenStoresRefusesAnotherKind: a node's raft state cannot be reopened with
+// another log kind: the new kind's log would be empty next to an applied state.
+func TestOpenStoresRefusesAnotherKind(t *testing.T) {
+	for _, tc := range []struct{ wrote, open LogStoreKind }{
+		{LogStoreWAL, LogStoreBoltDB},
+		{LogStoreWAL, LogStoreCommitLog},
+		{LogStoreBoltDB, LogStoreWAL},
+		{LogStoreCommitLog, LogStoreWAL},
+		{LogStoreCommitLog, LogStoreBoltDB},
+	} {
+		t.Run(string(tc.wrote)+"-"+string(tc.open), func(t *testing.T) {
+			dir := t.TempDir()
+			s, err := OpenStores(dir, tc.wrote, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Stable.SetUint64([]byte("CurrentTerm"), 3); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if s, err := OpenStores(dir, tc.open, nil); !errors.Is(err, ErrLogStoreMismatch) {
+				if err == nil {
+					_ = s.Close()
+				}
+				t.Fatalf("reopen as %s: err = %v, want ErrLogStoreMismatch", tc.open, err)
+			}
+			s, err = OpenStores(dir, tc.wrote, nil) // the same kind still opens
+			if err != nil {
+				t.Fatalf("reopen as %s: %v", tc.wrote, err)
+			}
+			_ = s.Close()
+		})
+	}
+}
