@@ -145,14 +145,14 @@ type FSM struct {
 
 	// Scratch reused by applyPut (single writer), so the hot path allocates only the
 	// results.
-	recs   [][]byte
-	slots  []int
-	keep   []bool // per record of the entry (EntryStore)
+	recs  [][]byte
+	slots []int
+	keep  []bool // per record of the entry (EntryStore)
 	// entryDone: the entry being applied was handed to ApplyEntry (EntryStore).
 	entryDone bool
-	arena  []byte
-	ids    []byte
-	idEnds []int
+	arena     []byte
+	ids       []byte
+	idEnds    []int
 
 	// stopCh is closed by Stop; stopped is set once an entry was left unapplied
 	// because of it, and from then on nothing is applied.

@@ -33,9 +33,9 @@ import (
 type EntryLog struct {
 	mu     sync.Mutex
 	syncMu sync.Mutex
-	cl    *commitLog
-	first uint64           // raft index of pos[0]; meaningless while pos is empty
-	pos   []PhysicalOffset // pos[i]: where entry first+i's entry record starts
+	cl     *commitLog
+	first  uint64           // raft index of pos[0]; meaningless while pos is empty
+	pos    []PhysicalOffset // pos[i]: where entry first+i's entry record starts
 	// floor is the durable first-index marker (entryFloorFile): entries below it are
 	// forgotten, and open skips them. It only rises, except when a snapshot replaces
 	// the whole log (reset).
