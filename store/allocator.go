@@ -62,9 +62,10 @@ func (a *allocator) request(start int64) {
 	al := &allocation{start: start, done: make(chan struct{})}
 	a.pending = al
 	a.wg.Add(1)
+	hook := a.hook // read under mu: setHook may run while a creation is in flight
 	go func() {
 		defer a.wg.Done()
-		if al.err = a.hook.call(IOCall{Op: IOCreate, Path: filepath.Join(a.dir, fileName(al.start))}); al.err == nil {
+		if al.err = hook.call(IOCall{Op: IOCreate, Path: filepath.Join(a.dir, fileName(al.start))}); al.err == nil {
 			al.mf, al.err = createMappedFile(a.dir, al.start, a.size, a.preZero)
 		}
 		if al.err != nil {

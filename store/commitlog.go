@@ -75,7 +75,9 @@ func (c *commitLog) writePending() error {
 // before any append.
 func (c *commitLog) setHook(h IOHook) {
 	c.hook = h
+	c.alloc.mu.Lock()
 	c.alloc.hook = h
+	c.alloc.mu.Unlock()
 }
 
 func newCommitLog(dir string, segSize int64, preZero bool, log hclog.Logger) *commitLog {
