@@ -8,7 +8,7 @@ FUZZTIME  ?= 20s
 MVN       ?= mvn
 
 .PHONY: help build test race lint fuzz bench integration integration-java integration-java-4.9 integration-java-5 \
-	integration-java-spring integration-java-short integration-java-pending chaos chaos-short soak run clean bench-compare bench-consume
+	integration-java-spring integration-java-short integration-java-pending chaos chaos-short chaos-commitlog integration-commitlog soak run clean bench-compare bench-consume
 
 help:
 	@grep -E '^[a-z0-9.-]+:' Makefile | sed 's/:.*//' | sort | tr '\n' ' '; echo
@@ -78,6 +78,11 @@ bench-consume: build
 integration: build
 	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_INTEGRATION=1 $(GO) test -count=1 -timeout 30m ./integration/...
 
+# integration-commitlog: the integration suite with the raft log kept in the CommitLog
+# (raftLogStore=commitlog, decision 0016).
+integration-commitlog: build
+	ROCKETRAFT_RAFT_LOG_STORE=commitlog ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_INTEGRATION=1 $(GO) test -count=1 -timeout 30m ./integration/...
+
 # integration-java: the Apache RocketMQ Java clients against real rocketraft processes
 # (integration/java/README.md, results in docs/compatibility.md): the client matrix with
 # rocketmq-client 4.9.8, the same matrix with 5.5.0 (each with the ACL, mqadmin and TLS
@@ -124,6 +129,11 @@ integration-dashboard: build
 chaos: build chaos-java chaos-deps
 	rm -f integration/chaos/report.txt
 	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_CHAOS_JAVA=$(CURDIR)/$(CHAOS_JAVA) ROCKETRAFT_CHAOS=full ROCKETRAFT_CHAOS_REPORT=report.txt $(GO) test -count=1 -timeout 90m -v ./integration/chaos/
+
+# chaos-commitlog: make chaos with raftLogStore=commitlog (decision 0016, step 4).
+chaos-commitlog: build chaos-java chaos-deps
+	rm -f integration/chaos/report.txt
+	ROCKETRAFT_RAFT_LOG_STORE=commitlog ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_CHAOS_JAVA=$(CURDIR)/$(CHAOS_JAVA) ROCKETRAFT_CHAOS=full ROCKETRAFT_CHAOS_REPORT=report.txt $(GO) test -count=1 -timeout 90m -v ./integration/chaos/
 
 .PHONY: chaos-deps
 chaos-deps:

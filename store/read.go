@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
+	"time"
+	"unsafe"
 )
 
 // GetStatus is the outcome of GetMessages (Java GetMessageStatus).
@@ -258,12 +261,37 @@ func (s *Store) QueryByKey(topic, key string, maxNum int, begin, end int64) ([]P
 	return kept, nil
 }
 
-// ReadMessageAt returns the stored message at off (VIEW_MESSAGE_BY_ID, send-back),
-// aliasing the mapping until release is called.
+// ErrNoMessage reports a read by physical offset of a record that is not a message a
+// client may see: blank padding, a dead record (one Apply refused: it has no
+// ConsumeQueue entry, decision 0016), or one not dispatched within
+// readDispatchWait. It wraps ErrOffsetOutOfRange, which callers (and the response
+// code table) already treat as "no message there".
+var ErrNoMessage = fmt.Errorf("%w: no message", ErrOffsetOutOfRange)
+
+// readDispatchWait bounds how long ReadMessageAt waits for the reput to reach a
+// record. The reput is asynchronous, so a read right after a send (VIEW_MESSAGE by
+// the offset msgId just returned, END_TRANSACTION of a fresh half message) can find
+// its record not yet dispatched; the reput is normally well under a millisecond
+// behind. A var so that tests can shorten it.
+var readDispatchWait = time.Second
+
+// ReadMessageAt returns the stored message at off (VIEW_MESSAGE_BY_ID, query by key,
+// send-back, END_TRANSACTION's half message), with QUEUEOFFSET taken from the
+// message's ConsumeQueue entry. When the record already holds that value (every
+// record of the old layout) the bytes alias the mapping until release is called;
+// otherwise they are a patched copy and release is a no-op.
+//
+// A record the reput has not reached yet is waited for (readDispatchWait at most):
+// only then is its ConsumeQueue entry there to say whether it is a message. A record
+// below the dispatched offset with no entry is dead and answers ErrNoMessage, as does
+// a blank record or one still undispatched after the wait.
 func (s *Store) ReadMessageAt(off PhysicalOffset) ([]byte, func(), error) {
 	src := s.dispatcher.src
 	if off < src.minOffset() || off >= src.maxOffset() {
 		return nil, nil, fmt.Errorf("%w: read message at %d, stored [%d, %d)", ErrOffsetOutOfRange, off, src.minOffset(), src.maxOffset())
+	}
+	if err := s.awaitDispatch(off); err != nil {
+		return nil, nil, err
 	}
 	rec, _, release, err := src.recordAt(off)
 	if err != nil {
@@ -271,9 +299,55 @@ func (s *Store) ReadMessageAt(off PhysicalOffset) ([]byte, func(), error) {
 	}
 	if _, magic, _ := RecordSize(rec); magic != MagicV1 && magic != MagicV2 {
 		release()
-		return nil, nil, fmt.Errorf("%w: no message at %d (magic %#x)", ErrOffsetOutOfRange, off, uint32(magic))
+		return nil, nil, fmt.Errorf("%w at %d (magic %#x)", ErrNoMessage, off, uint32(magic))
+	}
+	v, err := viewDispatched(rec)
+	if err != nil {
+		release()
+		return nil, nil, fmt.Errorf("read message at %d: %w", off, err)
+	}
+	// The topic aliases the mapping only for the lookup, which keeps no reference.
+	topicB := v.Topic()
+	qo, ok := s.QueueOffsetOf(unsafe.String(unsafe.SliceData(topicB), len(topicB)), v.QueueID(), off)
+	if !ok {
+		release()
+		return nil, nil, fmt.Errorf("%w at %d: record of %s queue %d is in no ConsumeQueue", ErrNoMessage, off, v.Topic(), v.QueueID())
+	}
+	out, copied := withQueueOffset(rec, qo)
+	if copied {
+		release()
+		return out, func() {}, nil
 	}
 	return rec, release, nil
+}
+
+// awaitDispatch waits until the reput has passed off (dispatched offsets are record
+// boundaries, so the record at off is then dispatched), at most readDispatchWait.
+func (s *Store) awaitDispatch(off PhysicalOffset) error {
+	d := s.dispatcher
+	if d.dispatched() > off {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), readDispatchWait)
+	defer cancel()
+	if err := d.waitDispatched(ctx, off+1); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("%w at %d: not dispatched within %s: %w", ErrNoMessage, off, readDispatchWait, err)
+		}
+		return fmt.Errorf("read message at %d: %w", off, err)
+	}
+	return nil
+}
+
+// StoreTimestampAt is the STORETIMESTAMP of the record at off, for callers that need
+// only its time (the earliest message time of the runtime info): no ConsumeQueue
+// lookup, so it answers for any record, dispatched or not.
+func (s *Store) StoreTimestampAt(off PhysicalOffset) (int64, bool) {
+	src := s.dispatcher.src
+	if off < src.minOffset() || off >= src.maxOffset() {
+		return 0, false
+	}
+	return s.dispatcher.storeTimestampAt(off)
 }
 
 // SetNotifier installs the function told about new messages per queue after each

@@ -115,15 +115,16 @@ func (a *API) runtimeInfo() map[string]string {
 // scheduleTopic holds delayed messages, one queue per delay level.
 const scheduleTopic = "SCHEDULE_TOPIC_XXXX"
 
-// earliestMessageTime is the store time of the oldest message kept, -1 when
-// there is none (Apache's getEarliestMessageTime).
+// earliestMessageTime is the store time of the oldest record kept, -1 when
+// there is none (Apache's getEarliestMessageTime). It reads only the time, not
+// through ReadMessageAt: that one waits for the reput and refuses records in no
+// ConsumeQueue, and the first record may be one (a raft entry record, decision 0016).
 func earliestMessageTime(s *store.Store) int64 {
-	rec, release, err := s.ReadMessageAt(s.MinPhysicalOffset())
-	if err != nil {
+	ts, ok := s.StoreTimestampAt(s.MinPhysicalOffset())
+	if !ok {
 		return -1
 	}
-	defer release()
-	return store.StoreTimestampOf(rec)
+	return ts
 }
 
 // humanBytes is Apache's MixAll.humanReadableByteCount(n, false): "512 B",

@@ -41,6 +41,7 @@ var errorTable = []errorCode{
 	{ErrBodyTooLarge, transport.MessageIllegal},
 	{ErrPropsTooLong, transport.MessageIllegal},
 	{store.ErrMessageIllegal, transport.MessageIllegal},
+	{store.ErrEntryNotSplit, transport.MessageIllegal}, // always wrapped in ErrMessageIllegal by the FSM
 	{ErrTopicNotAllowed, transport.NoPermission},
 	{ErrNoPermission, transport.NoPermission},
 	{fsm.ErrTopicNotFound, transport.TopicNotExist},
@@ -64,6 +65,7 @@ var errorTable = []errorCode{
 	{ErrMessageLookup, transport.SystemError},
 	{ErrProducerNotExist, transport.SystemError},
 	{store.ErrOffsetOutOfRange, transport.SystemError},
+	{store.ErrNoMessage, transport.SystemError}, // Java's "can not find message by the offset"
 	{store.ErrCorrupt, transport.SystemError},
 	{store.ErrClosed, transport.SystemError}, // the node is shutting down
 	{fsm.ErrStopped, transport.SystemError},  // shut down while waiting for disk space: not applied here
@@ -87,6 +89,7 @@ var internalErrors = []error{
 	store.ErrShortBuffer,     // store-internal decoding
 	store.ErrEntryNotFound,   // the raft entry log: raftlog maps it to raft.ErrLogNotFound
 	store.ErrEntryGap,        // the raft entry log: a StoreLogs error raft sees, never a client
+	store.ErrNotEntryLog,     // a store call that does not match its raft log mode: a programming error
 }
 
 // ResponseCode maps err through the error table; nil is SUCCESS and an error

@@ -9,7 +9,8 @@ import (
 
 // MessageReader is the store side ReadHalf reads (*store.Store).
 type MessageReader interface {
-	// ReadMessageAt returns the record at off; release ends the borrow of raw.
+	// ReadMessageAt returns the record at off, its QUEUEOFFSET the half queue's
+	// (ReadHalf checks it against tranStateTableOffset); release ends the borrow of raw.
 	ReadMessageAt(off store.PhysicalOffset) (raw []byte, release func(), err error)
 }
 

@@ -125,6 +125,9 @@ func checkRequest(h Half, qo store.QueueOffset, brokerName string) (*transport.C
 	}
 	m := h.Msg
 	m.Topic, m.QueueID = topic, qid
+	// The half queue offset is the ConsumeQueue's, not the record's: an entry-log
+	// CommitLog leaves QUEUEOFFSET 0 on disk (decision 0016).
+	m.QueueOffset = qo
 	body, err := store.AppendMessage(nil, &m)
 	if err != nil {
 		return nil, err
