@@ -81,7 +81,7 @@ integration: build
 # integration-commitlog: the integration suite with the raft log kept in the CommitLog
 # (raftLogStore=commitlog, decision 0016).
 integration-commitlog: build
-	ROCKETRAFT_RAFT_LOG_STORE=commitlog ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_INTEGRATION=1 $(GO) test -count=1 -timeout 30m ./integration/...
+	ROCKETRAFT_RAFTLOGSTORE=commitlog ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_INTEGRATION=1 $(GO) test -count=1 -timeout 30m ./integration/...
 
 # integration-java: the Apache RocketMQ Java clients against real rocketraft processes
 # (integration/java/README.md, results in docs/compatibility.md): the client matrix with
@@ -133,7 +133,7 @@ chaos: build chaos-java chaos-deps
 # chaos-commitlog: make chaos with raftLogStore=commitlog (decision 0016, step 4).
 chaos-commitlog: build chaos-java chaos-deps
 	rm -f integration/chaos/report.txt
-	ROCKETRAFT_RAFT_LOG_STORE=commitlog ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_CHAOS_JAVA=$(CURDIR)/$(CHAOS_JAVA) ROCKETRAFT_CHAOS=full ROCKETRAFT_CHAOS_REPORT=report.txt $(GO) test -count=1 -timeout 90m -v ./integration/chaos/
+	ROCKETRAFT_RAFTLOGSTORE=commitlog ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_CHAOS_JAVA=$(CURDIR)/$(CHAOS_JAVA) ROCKETRAFT_CHAOS=full ROCKETRAFT_CHAOS_REPORT=report.txt $(GO) test -count=1 -timeout 90m -v ./integration/chaos/
 
 .PHONY: chaos-deps
 chaos-deps:

@@ -125,17 +125,8 @@ func (c BrokerConfig) Write(path string) error {
 	if c.LogLevel != "" {
 		lines = append(lines, "logLevel="+c.LogLevel)
 	}
-	if kind := os.Getenv(EnvRaftLogStore); kind != "" {
-		// Before Extra, so a test that sets the key itself still wins.
-		lines = append(lines, "raftLogStore="+kind)
-	}
 	return writeLines(path, append(lines, c.Extra...))
 }
-
-// EnvRaftLogStore, when set, is written as every broker's raftLogStore: the
-// integration and chaos suites then run on that raft log kind
-// (make integration-commitlog, make chaos-commitlog).
-const EnvRaftLogStore = "ROCKETRAFT_RAFT_LOG_STORE"
 
 // writeLines writes one line each, every line newline-terminated, so that a test
 // can append keys to the file later.
