@@ -15,22 +15,34 @@ import (
 	"github.com/rocketraft/rocketraft/store"
 )
 
+// envRaftLogStore is the raftLogStore key's environment variable, which every
+// broker the suite starts inherits (make chaos-commitlog sets it).
+const envRaftLogStore = "ROCKETRAFT_RAFTLOGSTORE"
+
 // ReadReplica opens a stopped node's store offline and returns its queues (ids =
 // message bodies) and raw CommitLog bytes. keep selects the topics to read (nil =
 // every topic). Opening runs the store's recovery, exactly what a restart would do.
 func ReadReplica(node, storeDir string, segmentSize int64, keep func(topic string) bool, log hclog.Logger) (ReplicaLog, error) {
 	rl := ReplicaLog{Node: node, Queues: map[QueueKey][]string{}}
+	// With the raft log kept in the CommitLog (decision 0016) the store cannot
+	// dispatch on its own: its queues are what the node's Apply dispatched before
+	// its clean stop (the shutdown checkpoint waits for that), and the CommitLog
+	// bytes include raft's entry records, the same on every replica.
+	entryLog := os.Getenv(envRaftLogStore) == "commitlog"
 	s, err := store.Open(store.Config{Dir: storeDir, CommitLogSegmentSize: segmentSize,
-		IndexHashSlots: proctest.IndexHashSlots, IndexMaxEntries: proctest.IndexMaxEntries, Logger: log})
+		IndexHashSlots: proctest.IndexHashSlots, IndexMaxEntries: proctest.IndexMaxEntries, Logger: log,
+		RaftEntryLog: entryLog})
 	if err != nil {
 		return rl, fmt.Errorf("replica %s: open store %s: %w", node, storeDir, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	minOff, maxOff := s.MinPhysicalOffset(), s.MaxPhysicalOffset()
-	if err := s.WaitDispatched(ctx, maxOff); err != nil {
-		_ = s.Close()
-		return rl, fmt.Errorf("replica %s: dispatch to %d: %w", node, maxOff, err)
+	if !entryLog {
+		if err := s.WaitDispatched(ctx, maxOff); err != nil {
+			_ = s.Close()
+			return rl, fmt.Errorf("replica %s: dispatch to %d: %w", node, maxOff, err)
+		}
 	}
 	for _, tq := range s.Topics() {
 		if keep != nil && !keep(tq.Topic) {
