@@ -38,7 +38,15 @@ type entryLogStore struct {
 	log      *store.EntryLog
 	maxRec   int // the largest record a segment takes
 	splitter atomic.Pointer[EntrySplitter]
+	// ls defers the leader's fsync (decision 0015), as for raft-wal.
+	ls   *leaderSync
+	sync *entrySyncer
 }
+
+// entrySyncer is the entry log as a deferred fsync round sees it.
+type entrySyncer struct{ log *store.EntryLog }
+
+func (e *entrySyncer) syncNow() error { return e.log.Sync() }
 
 // EntrySplitter tells the commitlog kind which raft commands carry message records
 // (decision 0016, step 3): raftlog cannot import fsm, so the broker passes fsm's
@@ -74,8 +82,14 @@ func openEntryLogStore(dir string, logger hclog.Logger) (*entryLogStore, error) 
 	return newEntryLogStore(l), nil
 }
 
+// newEntryLogStore wraps l, whose open synced it: the whole log counts as durable.
 func newEntryLogStore(l *store.EntryLog) *entryLogStore {
-	return &entryLogStore{log: l, maxRec: int(l.SegmentSize() - store.MinBlankRecord)}
+	s := &entryLogStore{log: l, maxRec: int(l.SegmentSize() - store.MinBlankRecord), ls: newLeaderSync(), sync: &entrySyncer{l}}
+	s.ls.reset(l.LastIndex())
+	// A snapshot install empties the log (store.ResetFromEntries): durable must
+	// not stay above what the log now holds.
+	l.OnReset(func(next uint64) { s.ls.truncated(next) })
+	return s
 }
 
 // IsMonotonic: the EntryLog refuses gaps, so raft must empty it before appending
@@ -128,10 +142,25 @@ func (s *entryLogStore) StoreLogs(logs []*raft.Log) error {
 		}
 		e.Data = appendEntryData(nil, l, entryDataWhole, l.Data)
 	}
+	if err := s.ls.failed(); err != nil {
+		return err
+	}
 	if err := s.log.Append(es); err != nil {
 		return err
 	}
-	return s.log.Sync()
+	last := logs[len(logs)-1].Index
+	if s.ls.mayDefer() {
+		// The leader: the syncer fsyncs while the followers receive the batch
+		// (leadersync.go); Apply waits for it.
+		s.ls.markDirty(s.sync)
+		s.ls.written(last)
+		return nil
+	}
+	if err := s.log.Sync(); err != nil {
+		return err
+	}
+	s.ls.synced(last)
+	return nil
 }
 
 // DeleteRange removes a prefix (raft's compaction after a snapshot, or everything
@@ -145,6 +174,12 @@ func (s *entryLogStore) DeleteRange(lo, hi uint64) error {
 	case lo <= first:
 		return s.log.ForgetBefore(hi + 1)
 	case hi >= last:
+		// A suffix: whatever a deferred round still owes is synced first, and
+		// durable goes below the cut.
+		if err := s.ls.syncRound(false); err != nil {
+			return err
+		}
+		s.ls.truncated(lo)
 		return s.log.TruncateFrom(lo)
 	default:
 		return fmt.Errorf("raftlog: DeleteRange(%d, %d) inside [%d, %d]: only a prefix or a suffix can be removed", lo, hi, first, last)
@@ -163,8 +198,10 @@ func (s *entryLogStore) fits(recs [][]byte) bool {
 }
 
 func (s *entryLogStore) Close() error {
+	err := s.ls.syncRound(false)
+	s.ls.close()
 	s.log.Close()
-	return nil
+	return err
 }
 
 // Entry data layout: form u8 | extensions length u32 | extensions | AppendedAt in

@@ -66,7 +66,7 @@ type leaderSync struct {
 	round sync.Mutex
 
 	mu      sync.Mutex
-	dirty   map[*deferredFile]struct{}
+	dirty   map[syncer]struct{}
 	target  uint64 // highest index written (possibly not yet fsynced)
 	durable uint64
 	// gen changes when a suffix truncation lowers durable: a round that began
@@ -85,7 +85,7 @@ type leaderSync struct {
 
 func newLeaderSync() *leaderSync {
 	l := &leaderSync{
-		dirty:   make(map[*deferredFile]struct{}),
+		dirty:   make(map[syncer]struct{}),
 		changed: make(chan struct{}),
 		wake:    make(chan struct{}, 1),
 		stop:    make(chan struct{}),
@@ -121,7 +121,7 @@ func (l *leaderSync) syncRound(timed bool) error {
 		l.mu.Unlock()
 		return err
 	}
-	files := make([]*deferredFile, 0, len(l.dirty))
+	files := make([]syncer, 0, len(l.dirty))
 	for f := range l.dirty {
 		files = append(files, f)
 	}
@@ -175,15 +175,19 @@ func (l *leaderSync) fail(err error) {
 	l.mu.Unlock()
 }
 
+// syncer is what a deferred fsync round makes durable: a raft-wal segment file
+// (deferredFile), or the commitlog kind's entry log (entrystore.go).
+type syncer interface{ syncNow() error }
+
 // markDirty records that f has writes its caller wanted fsynced.
-func (l *leaderSync) markDirty(f *deferredFile) {
+func (l *leaderSync) markDirty(f syncer) {
 	l.mu.Lock()
 	l.dirty[f] = struct{}{}
 	l.mu.Unlock()
 }
 
 // forget drops f from the dirty set (it synced itself on Close).
-func (l *leaderSync) forget(f *deferredFile) {
+func (l *leaderSync) forget(f syncer) {
 	l.mu.Lock()
 	delete(l.dirty, f)
 	l.mu.Unlock()
@@ -378,7 +382,7 @@ func (f *deferredFile) Close() error {
 // noDurableLimit is Durable for a log store without deferred fsyncs.
 const noDurableLimit = math.MaxUint64
 
-// DeferLeaderFsync lets the raft-wal log defer its fsync while isLeader
+// DeferLeaderFsync lets the raft-wal or commitlog log defer its fsync while isLeader
 // reports true (leadersync.go); nil turns deferring off. isLeader is called by
 // the goroutine calling StoreLogs, which for hashicorp/raft is its main
 // goroutine, the only one that changes its state: raft.State() there is exact.

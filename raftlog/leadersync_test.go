@@ -283,7 +283,7 @@ func TestSuffixTruncationLowersDurable(t *testing.T) {
 func TestMetadataCommitSyncsDeferredSegments(t *testing.T) {
 	dir := t.TempDir()
 	track := &syncTrackingVFS{VFS: NewPowerLossVFS(nil), unsynced: map[string]bool{}}
-	ls := &leaderSync{dirty: map[*deferredFile]struct{}{}, changed: make(chan struct{}), wake: make(chan struct{}, 1),
+	ls := &leaderSync{dirty: map[syncer]struct{}{}, changed: make(chan struct{}), wake: make(chan struct{}, 1),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	close(ls.done) // no syncer goroutine: only the metadata hook syncs
 	leader := func() bool { return true }

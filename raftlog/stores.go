@@ -75,7 +75,7 @@ type Stores struct {
 	Kind LogStoreKind
 	// timed counts the backend's writes (WriteStats).
 	timed *timedLogStore
-	// ls tracks the leader's deferred fsyncs (raft-wal only; nil for boltdb,
+	// ls tracks the leader's deferred fsyncs (raft-wal and commitlog; nil for boltdb,
 	// whose every write is fsynced before it returns).
 	ls *leaderSync
 	// entries is the commitlog kind's store (nil for the others): SetEntrySplitter.
@@ -202,13 +202,13 @@ func openLogBackend(dir string, kind LogStoreKind, vfs types.VFS, el *store.Entr
 	case LogStoreCommitLog:
 		if el != nil {
 			s := newEntryLogStore(el)
-			return s, s, nil, nil
+			return s, s, s.ls, nil
 		}
 		s, err := openEntryLogStore(dir, logger)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		return s, s, nil, nil
+		return s, s, s.ls, nil
 	case LogStoreBoltDB:
 		path := filepath.Join(dir, BoltLogFileName)
 		db, err := openBolt(path)

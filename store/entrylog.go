@@ -43,6 +43,8 @@ type EntryLog struct {
 	// owned: the log has its own directory and closes its CommitLog. A Store's entry
 	// log (Config.RaftEntryLog) leaves that to the Store.
 	owned bool
+	// onReset is OnReset's function (nil: none).
+	onReset func(next uint64)
 
 	// Scratch reused by Append (no allocation per entry in steady state).
 	hdr  []byte
@@ -468,6 +470,11 @@ func (l *EntryLog) forgetBelowLocked(off PhysicalOffset) error {
 func (l *EntryLog) TruncateFrom(index uint64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// A sync running alongside could otherwise record the old, higher write
+	// position as flushed after the cut lowered it, and the bytes appended there
+	// next would never be synced.
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
 	if len(l.pos) == 0 || (index >= l.first && index-l.first >= uint64(len(l.pos))) {
 		return nil
 	}
@@ -551,6 +558,20 @@ func (l *EntryLog) Close() {
 	}
 }
 
+// tailLock orders a Store's reset of the CommitLog with this log's appends and
+// syncs (Store.ResetFromEntries): it holds both locks.
+type tailLock struct{ l *EntryLog }
+
+func (t tailLock) Lock() {
+	t.l.mu.Lock()
+	t.l.syncMu.Lock()
+}
+
+func (t tailLock) Unlock() {
+	t.l.syncMu.Unlock()
+	t.l.mu.Unlock()
+}
+
 // reset empties the index after a snapshot replaced the CommitLog: the next entry
 // raft appends is floor (the snapshot's index + 1), and the entries the image holds
 // stay forgotten after a restart. The floor may go down here, unlike anywhere else:
@@ -560,5 +581,16 @@ func (l *EntryLog) reset(floor uint64) error {
 		return fmt.Errorf("entry log floor %d: %w", floor, err)
 	}
 	l.floor, l.first, l.pos = floor, 0, nil
+	if l.onReset != nil {
+		l.onReset(floor)
+	}
 	return nil
+}
+
+// OnReset installs fn, told the next index after a snapshot emptied the log
+// (raftlog lowers what it counts as durable).
+func (l *EntryLog) OnReset(fn func(next uint64)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.onReset = fn
 }

@@ -195,7 +195,7 @@ func (s *Store) ResetFromEntries(start PhysicalOffset, r io.Reader, es EntrySnap
 	if em == nil {
 		return ErrNotEntryLog
 	}
-	return s.resetFrom(start, r, &em.log.mu, func(cq *consumeQueues, end PhysicalOffset) error {
+	return s.resetFrom(start, r, tailLock{em.log}, func(cq *consumeQueues, end PhysicalOffset) error {
 		if err := em.log.reset(nextIndex); err != nil {
 			return err
 		}

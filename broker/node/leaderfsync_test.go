@@ -7,17 +7,19 @@ import (
 
 	"github.com/rocketraft/rocketraft/broker/node"
 	"github.com/rocketraft/rocketraft/internal/testcluster"
+	"github.com/rocketraft/rocketraft/raftlog"
 )
 
 // heldFsyncGroup starts a three-node group on testcluster's fault disks (the
 // leader's raft log fsync can be held) with a one-queue topic, and returns it,
 // its leader and the leader's disk. serial turns the overlap off.
-func heldFsyncGroup(t *testing.T, topic string, serial bool) (*testcluster.Cluster, *testcluster.Member, *testcluster.Disk) {
+func heldFsyncGroup(t *testing.T, topic string, serial bool, kind raftlog.LogStoreKind) (*testcluster.Cluster, *testcluster.Member, *testcluster.Disk) {
 	t.Helper()
 	disks := testcluster.NewDiskFaults(func(cfg *node.Config) {
 		// The holds below are shorter than this: the stall guard stays quiet.
 		cfg.DiskStallTimeout = 10 * time.Second
 		cfg.SerialLeaderFsync = serial
+		cfg.LogStore = kind
 	})
 	c := testcluster.New(t, 3, testcluster.Options{FastTimings: true, Configure: disks.Configure})
 	t.Cleanup(c.Close)
@@ -61,7 +63,14 @@ func resumeAndAwait(t *testing.T, disk *testcluster.Disk, done <-chan error) {
 // followers' logs, but no node applies it and the send is not answered; once
 // the fsync passes, every node applies it and the send succeeds.
 func TestNothingAppliedBeforeTheLeaderFsynced(t *testing.T) {
-	c, leader, disk := heldFsyncGroup(t, "HeldTopic", false)
+	for _, kind := range raftLogKinds {
+		t.Run(string(kind), func(t *testing.T) { runNothingAppliedBeforeTheLeaderFsynced(t, kind) })
+	}
+}
+
+func runNothingAppliedBeforeTheLeaderFsynced(t *testing.T, kind raftlog.LogStoreKind) {
+	c, leader, disk := heldFsyncGroup(t, "HeldTopic", false, kind)
+	requireRaftLogKind(t, c, kind)
 	before := leader.Node().FSM().AppliedIndex()
 	lastBefore := leader.Node().Raft().LastIndex()
 
@@ -112,7 +121,14 @@ func TestNothingAppliedBeforeTheLeaderFsynced(t *testing.T) {
 // sends it, as hashicorp/raft does by itself: while the leader's fsync is
 // held, no follower gets the entry.
 func TestSerialLeaderFsyncSendsAfterTheFsync(t *testing.T) {
-	c, leader, disk := heldFsyncGroup(t, "SerialTopic", true)
+	for _, kind := range raftLogKinds {
+		t.Run(string(kind), func(t *testing.T) { runSerialLeaderFsyncSendsAfterTheFsync(t, kind) })
+	}
+}
+
+func runSerialLeaderFsyncSendsAfterTheFsync(t *testing.T, kind raftlog.LogStoreKind) {
+	c, leader, disk := heldFsyncGroup(t, "SerialTopic", true, kind)
+	requireRaftLogKind(t, c, kind)
 	lastBefore := leader.Node().Raft().LastIndex()
 
 	disk.StallSyncs()

@@ -58,10 +58,14 @@ func (d *DiskFaults) Configure(cfg *node.Config) {
 		d.next(cfg)
 	}
 	disk := d.Disk(cfg.ID)
-	cfg.LogStore = raftlog.LogStoreWAL
-	cfg.OpenRaftStores = func(dir string, _ raftlog.LogStoreKind, logger hclog.Logger) (*raftlog.Stores, error) {
-		return raftlog.OpenStoresVFS(dir, &diskVFS{inner: fs.New(), disk: disk}, logger)
+	if cfg.LogStore != raftlog.LogStoreCommitLog {
+		cfg.LogStore = raftlog.LogStoreWAL
+		cfg.OpenRaftStores = func(dir string, _ raftlog.LogStoreKind, logger hclog.Logger) (*raftlog.Stores, error) {
+			return raftlog.OpenStoresVFS(dir, &diskVFS{inner: fs.New(), disk: disk}, logger)
+		}
 	}
+	// With the commitlog kind the raft log is the CommitLog: this hook is then its
+	// disk too (its fdatasync is an IOSync).
 	cfg.Store.IOHook = disk.storeIO
 }
 
