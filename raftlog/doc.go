@@ -25,17 +25,18 @@
 //	                    (64 MiB each) and wal-meta.db (bbolt, the segment list)
 //	<dir>/raft-log.db   LogStore, kind "boltdb": one bbolt file, key = big-endian index
 //
-// Only one of wal/ and raft-log.db exists; switching kinds on a directory starts an
-// empty log (the node then catches up from the leader like a new one).
+// Only one of wal/ and raft-log.db exists; OpenStores refuses to open a directory
+// with raft state (stable.db) under another kind than the one that wrote it.
 //
-// A third kind, commitlog (entrystore.go, decision 0016 step 2), keeps the log in
-// <dir>/entrylog/ as store.EntryLog segments: CommitLog-format files, one entry record
-// per raft entry, written with one pwrite per segment and fdatasync'd per StoreLogs.
-// With an EntrySplitter (the broker installs fsm's), a message batch's records are
-// stored as CommitLog records after the entry record, and GetLog joins them back.
-// It passes the same contract and cluster tests and is level with raft-wal in
-// BenchmarkStoreLogs, but ParseLogStoreKind does not accept it: no configuration can
-// select it until the FSM applies from it (step 3) and the chaos suite has proved it.
+// A third kind, commitlog (entrystore.go, decision 0016), keeps the log as
+// store.EntryLog segments: CommitLog-format files, one entry record per raft entry,
+// written with one pwrite per segment and fdatasync'd per StoreLogs (on the leader,
+// by the deferred syncer, as for raft-wal). With an EntrySplitter (the broker
+// installs fsm's), a message batch's records are stored as CommitLog records after
+// the entry record, and GetLog joins them back. A broker opens it on its Store's
+// CommitLog (OpenStoresOnEntryLog), so every message is written once; OpenStores
+// opens it in <dir>/entrylog/ (tests, benchmarks). A directory whose raft state was
+// written with another kind is refused (ErrLogStoreMismatch).
 //
 // # Durability: fsync before a replica counts
 //

@@ -36,7 +36,7 @@
 //	8       4        BODYCRC: CRC32-IEEE(body) & 0x7FFFFFFF
 //	12      4        QUEUEID
 //	16      4        FLAG
-//	20      8        QUEUEOFFSET        patched at append
+//	20      8        QUEUEOFFSET        patched at append (0 on disk with the entry log)
 //	28      8        PHYSICALOFFSET     patched at append: the record's own offset
 //	36      4        SYSFLAG
 //	40      8        BORNTIMESTAMP
@@ -199,14 +199,26 @@
 // Afterwards every ConsumeQueue and IndexFile holds exactly the messages below
 // commitLogMax, as a fresh dispatch of the CommitLog would.
 //
-// # Entry log (decision 0016, step 1)
+// # Entry log (decision 0016, the single write)
 //
-// EntryLog (entrylog.go) keeps a raft log in CommitLog form, in a directory of its
-// own: each entry is an entry record (topic RMQ_SYS_RAFT_ENTRY, body "RFTE", version,
-// index, term, type, record count, data) followed by its message records, with
-// PHYSICALOFFSET patched, QUEUEOFFSET 0 and the entry's STORETIMESTAMP, so replicas fed
-// the same entries hold the same bytes. Open cuts a torn last entry and refuses bad
-// bytes before the last two written segments (ErrCorrupt). raftlog's commitlog kind
-// (step 2 of decision 0016, not selectable yet) runs raft on it; step 3 makes it the
-// Store's CommitLog.
+// EntryLog (entrylog.go) keeps a raft log in CommitLog form: each entry is an entry
+// record (topic RMQ_SYS_RAFT_ENTRY, body "RFTE", version, index, term, type, record
+// count, data) followed by its message records, with PHYSICALOFFSET patched,
+// QUEUEOFFSET 0 and the entry's STORETIMESTAMP, so replicas fed the same entries hold
+// the same bytes. Open cuts a torn last entry and refuses bad bytes before the last
+// two written segments (ErrCorrupt).
+//
+// With Config.RaftEntryLog (raftLogStore=commitlog) the EntryLog is the Store's own
+// CommitLog (entrymode.go): raft writes every message once, with pwrite and
+// fdatasync, and Apply copies nothing. ApplyEntry assigns queue offsets to the kept
+// records of a committed entry and names the refused ones dead (deadrecords.go); the
+// reput then dispatches up to the entry's end, giving each record its queue's next
+// offset and passing over entry records and dead records, the same offsets Apply
+// handed out. The ConsumeQueue is the authority on queue offsets: readers patch
+// QUEUEOFFSET (the pull body, ReadMessageAt; queuelookup.go). Open dispatches nothing
+// (recoverCut): the tail is raft's, so the FSM rewinds dispatch to its checkpoint
+// (RewindDispatch) and raft's replay applies the rest again. A snapshot carries the
+// queues' next offsets and the dead records (EntrySnapshotState, ResetFromEntries).
+// The flusher leaves the CommitLog to raft's syncs and the warmer is off (its dirty
+// zero pages would go out with every fdatasync).
 package store
