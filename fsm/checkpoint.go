@@ -99,6 +99,9 @@ func (f *FSM) writeCheckpointLocked(ck checkpointState) error {
 		return err
 	}
 	f.ckIndex = ck.AppliedIndex
+	if f.es != nil {
+		f.es.MarkApplyCheckpoint(ck.CommitLogOffset)
+	}
 	return nil
 }
 

@@ -48,6 +48,9 @@ type EntryStore interface {
 	WaitDispatched(ctx context.Context, off store.PhysicalOffset) error
 	// EntrySnapshotState is what a snapshot carries besides the CommitLog bytes.
 	EntrySnapshotState() (store.EntrySnapshot, error)
+	// MarkApplyCheckpoint says where the latest durable apply checkpoint is:
+	// retention keeps what a restart would replay.
+	MarkApplyCheckpoint(off store.PhysicalOffset)
 	// ResetFromEntries is ResetFrom for this layout.
 	ResetFromEntries(start store.PhysicalOffset, r io.Reader, es store.EntrySnapshot, nextIndex uint64) error
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync/atomic"
 )
 
 // The single write (decision 0016, step 3): with Config.RaftEntryLog the CommitLog is
@@ -35,6 +36,10 @@ type entryMode struct {
 	dead *deadRecords
 	// applyEnd is the end of the last applied entry's records. Guarded by Store.mu.
 	applyEnd PhysicalOffset
+	// checkpointed is the CommitLog offset of the FSM's last apply checkpoint:
+	// retention keeps every segment that reaches above it, because a restart
+	// replays the entries there from the log.
+	checkpointed atomic.Int64
 	pos      []PhysicalOffset // scratch for ApplyEntry
 }
 
@@ -136,8 +141,18 @@ func (s *Store) RewindDispatch(off PhysicalOffset) error {
 	em.dead.dropFrom(off)
 	s.queueOffsets = newQueueOffsetTable(s.cq.maxOffsets())
 	em.applyEnd = off
+	em.checkpointed.Store(int64(off))
 	s.dispatcher.setConfirmed(off)
 	return nil
+}
+
+// MarkApplyCheckpoint tells an entry-log store the CommitLog offset of the FSM's
+// latest durable apply checkpoint (RewindDispatch sets it too). Retention never
+// deletes a segment that reaches above it: a restart replays those entries.
+func (s *Store) MarkApplyCheckpoint(off PhysicalOffset) {
+	if s.entries != nil {
+		s.entries.checkpointed.Store(int64(off))
+	}
 }
 
 // QueueNext is the next queue offset of one queue: what a snapshot carries so that
@@ -207,6 +222,7 @@ func (s *Store) ResetFromEntries(start PhysicalOffset, r io.Reader, es EntrySnap
 		}
 		em.dead.replace(dead)
 		em.applyEnd = end
+		em.checkpointed.Store(int64(end)) // the FSM checkpoints the restore at once
 		return s.startQueuesAt(cq, start, end, es.Queues)
 	})
 }

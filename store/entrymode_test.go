@@ -270,3 +270,59 @@ func TestEntryStoreSnapshotRoundTrip(t *testing.T) {
 			out[0].QueueOffset, out[1].QueueOffset, src.MaxQueueOffset("T", 0), src.MaxQueueOffset("T", 1))
 	}
 }
+
+// TestEntryStoreRetentionKeepsWhatARestartReplays: retention never deletes a segment
+// that reaches above the apply checkpoint (a restart replays those entries from the
+// log), and what it deletes below, the entry log forgets.
+func TestEntryStoreRetentionKeepsWhatARestartReplays(t *testing.T) {
+	s := openTest(t, entryStoreConfig(t.TempDir()))
+	defer s.Close()
+	el := s.EntryLog()
+	var end PhysicalOffset
+	ends := map[uint64]PhysicalOffset{}
+	for i := uint64(1); i <= 200; i++ {
+		if err := el.Append([]LogEntry{msgEntry(t, i, "T", 8, int(i))}); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if _, end, err = s.ApplyEntry(i, []bool{true, true, true, true, true, true, true, true}, nil); err != nil {
+			t.Fatal(err)
+		}
+		ends[i] = end
+	}
+	if err := el.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	waitDispatched(t, s, end)
+	if end < 4*testSegSize {
+		t.Fatalf("the test wants at least 4 segments, the log ends at %d", end)
+	}
+	ck := ends[60] // in the second segment
+	s.MarkApplyCheckpoint(ck)
+	later := time.Now().Add(365 * 24 * time.Hour)
+	if _, err := s.CleanExpired(later, 0.99); err != nil {
+		t.Fatal(err)
+	}
+	if min := s.MinPhysicalOffset(); min > ck || int64(ck)-int64(min) >= testSegSize {
+		t.Fatalf("after retention the CommitLog starts at %d; the checkpoint at %d must stay, in the first segment kept", min, ck)
+	}
+	s.MarkApplyCheckpoint(end)
+	if _, err := s.CleanExpired(later, 0.99); err != nil {
+		t.Fatal(err)
+	}
+	min := s.MinPhysicalOffset()
+	if int64(min) != int64(end)/testSegSize*testSegSize {
+		t.Fatalf("with the checkpoint at the end, retention kept from %d, want the active segment %d", min, int64(end)/testSegSize*testSegSize)
+	}
+	first := el.FirstIndex()
+	if first == 0 || first == 1 {
+		t.Fatalf("the entry log still starts at %d after its segments were deleted", first)
+	}
+	pos, err := el.Positions(first, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pos) > 0 && pos[0] < min {
+		t.Fatalf("entry %d, the first kept, has a record at %d below the CommitLog's start %d", first, pos[0], min)
+	}
+}

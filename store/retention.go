@@ -92,6 +92,11 @@ func (s *Store) CleanExpired(now time.Time, diskUsedRatio float64) (deletedSegme
 		guard = *g
 	}
 	dispatched := s.dispatcher.dispatched()
+	if s.entries != nil {
+		// Entries above the apply checkpoint are replayed from the log after a
+		// restart: their segments stay.
+		dispatched = min(dispatched, PhysicalOffset(s.entries.checkpointed.Load()))
+	}
 	segs := make([]segmentInfo, len(files))
 	for i, f := range files {
 		end := PhysicalOffset(f.start) + PhysicalOffset(cl.segSize)
