@@ -40,7 +40,7 @@ type entryMode struct {
 	// retention keeps every segment that reaches above it, because a restart
 	// replays the entries there from the log.
 	checkpointed atomic.Int64
-	pos      []PhysicalOffset // scratch for ApplyEntry
+	pos          []PhysicalOffset // scratch for ApplyEntry
 }
 
 // EntryLog returns the raft log kept in the CommitLog (nil without Config.RaftEntryLog).
