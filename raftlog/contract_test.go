@@ -311,6 +311,13 @@ func requireLog(t *testing.T, s raft.LogStore, want *raft.Log) {
 	if !bytes.Equal(got.Extensions, want.Extensions) {
 		t.Fatalf("GetLog(%d) extensions = %q, want %q", want.Index, got.Extensions, want.Extensions)
 	}
+	if !keepsAppendedAt(s) {
+		// The zero time, or (from a cache in front of it) the time given.
+		if !got.AppendedAt.IsZero() && !got.AppendedAt.Equal(want.AppendedAt) {
+			t.Fatalf("GetLog(%d) AppendedAt = %v from a store that does not keep it", want.Index, got.AppendedAt)
+		}
+		return
+	}
 	if !got.AppendedAt.Equal(want.AppendedAt) {
 		t.Fatalf("GetLog(%d) AppendedAt = %v, want %v", want.Index, got.AppendedAt, want.AppendedAt)
 	}
@@ -357,5 +364,23 @@ func TestRawBoltStableNotFound(t *testing.T) {
 	}
 	if raftboltdb.ErrKeyNotFound.Error() != ErrKeyNotFound.Error() {
 		t.Fatalf("raft-boltdb ErrKeyNotFound text %q differs from ours %q", raftboltdb.ErrKeyNotFound, ErrKeyNotFound)
+	}
+}
+
+// keepsAppendedAt looks through the wrappers OpenStores puts in front of a backend.
+func keepsAppendedAt(s raft.LogStore) bool {
+	for {
+		switch w := s.(type) {
+		case interface{ keepsAppendedAt() bool }:
+			return w.keepsAppendedAt()
+		case closableLog:
+			s = w.LogStore
+		case *logCache:
+			s = w.LogStore
+		case *timedLogStore:
+			s = w.LogStore
+		default:
+			return true
+		}
 	}
 }

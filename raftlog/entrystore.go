@@ -130,10 +130,11 @@ func (s *entryLogStore) StoreLogs(logs []*raft.Log) error {
 	es := make([]store.LogEntry, len(logs))
 	for i, l := range logs {
 		e := &es[i]
+		// AppendedAt is not kept (nor used as the store timestamp): every node
+		// appends the bootstrap configuration itself, at its own time, and a
+		// replica's bytes must be a function of the committed log alone. raft
+		// reads it only for its log-age metric.
 		*e = store.LogEntry{Index: l.Index, Term: l.Term, Type: uint8(l.Type)}
-		if !l.AppendedAt.IsZero() {
-			e.StoreTimestamp = l.AppendedAt.UnixMilli()
-		}
 		if l.Type == raft.LogCommand && sp != nil {
 			if head, recs, ts, ok := sp.Split(l.Data); ok && s.fits(recs) {
 				e.Data, e.Records, e.StoreTimestamp = appendEntryData(nil, l, entryDataSplit, head), recs, ts
@@ -205,7 +206,7 @@ func (s *entryLogStore) Close() error {
 }
 
 // Entry data layout: form u8 | extensions length u32 | extensions | AppendedAt in
-// Unix nanoseconds i64 (MinInt64 = the zero time) | payload. Form 1 (whole): the
+// Unix nanoseconds i64 (MinInt64 = the zero time, which is all StoreLogs writes) | payload. Form 1 (whole): the
 // payload is the raft data. Form 2 (split): the payload is the head EntrySplitter.Split
 // returned, and the entry's records are the rest of the data.
 const (
@@ -217,13 +218,15 @@ func appendEntryData(dst []byte, l *raft.Log, form byte, payload []byte) []byte 
 	dst = append(dst, form)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(l.Extensions)))
 	dst = append(dst, l.Extensions...)
-	at := int64(math.MinInt64)
-	if !l.AppendedAt.IsZero() {
-		at = l.AppendedAt.UnixNano()
-	}
-	dst = binary.BigEndian.AppendUint64(dst, uint64(at))
+	// Always the zero time: see StoreLogs. The field stays so the format can carry
+	// it again (decodeEntryData reads it).
+	zero := int64(math.MinInt64)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(zero))
 	return append(dst, payload...)
 }
+
+// keepsAppendedAt: GetLog returns the zero time (see StoreLogs).
+func (s *entryLogStore) keepsAppendedAt() bool { return false }
 
 // decodeEntryData rebuilds the raft.Log of e; join puts a split entry back together.
 func decodeEntryData(e store.LogEntry, out *raft.Log, join func(dst, head []byte, records [][]byte) []byte) error {

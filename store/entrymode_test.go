@@ -326,3 +326,25 @@ func TestEntryStoreRetentionKeepsWhatARestartReplays(t *testing.T) {
 		t.Fatalf("entry %d, the first kept, has a record at %d below the CommitLog's start %d", first, pos[0], min)
 	}
 }
+
+// TestEntryStoreEarliestMessageTimeSkipsEntryRecords: the oldest message's time,
+// not that of the raft entry records before it (the bootstrap configuration's is 0).
+func TestEntryStoreEarliestMessageTimeSkipsEntryRecords(t *testing.T) {
+	s := openTest(t, entryStoreConfig(t.TempDir()))
+	defer s.Close()
+	if _, ok := s.EarliestMessageTime(); ok {
+		t.Fatal("an empty store has an earliest message time")
+	}
+	m := msgEntry(t, 2, "T", 2, 1)
+	if err := s.EntryLog().Append([]LogEntry{{Index: 1, Term: 1, Type: 2, Data: []byte("bootstrap")}, m}); err != nil {
+		t.Fatal(err)
+	}
+	_, end, err := s.ApplyEntry(2, []bool{true, true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDispatched(t, s, end)
+	if ts, ok := s.EarliestMessageTime(); !ok || ts != m.StoreTimestamp {
+		t.Fatalf("earliest message time %d (%v), want %d", ts, ok, m.StoreTimestamp)
+	}
+}

@@ -339,16 +339,35 @@ func (s *Store) awaitDispatch(off PhysicalOffset) error {
 	return nil
 }
 
-// StoreTimestampAt is the STORETIMESTAMP of the record at off, for callers that need
-// only its time (the earliest message time of the runtime info): no ConsumeQueue
-// lookup, so it answers for any record, dispatched or not.
-func (s *Store) StoreTimestampAt(off PhysicalOffset) (int64, bool) {
+// EarliestMessageTime is the STORETIMESTAMP of the oldest message kept, false
+// when there is none (Apache's getEarliestMessageTime). Raft's entry records
+// (decision 0016) and blank padding are passed over; the walk stops at the
+// dispatched offset, so nothing uncommitted is read. It needs no ConsumeQueue
+// lookup and does not wait for the reput, unlike ReadMessageAt.
+func (s *Store) EarliestMessageTime() (int64, bool) {
 	src := s.dispatcher.src
-	if off < src.minOffset() || off >= src.maxOffset() {
-		return 0, false
+	end := s.dispatcher.dispatched()
+	for off, n := src.minOffset(), 0; off < end && n < maxEarliestWalk; n++ {
+		rec, next, release, err := src.recordAt(off)
+		if err != nil {
+			return 0, false
+		}
+		if _, magic, _ := RecordSize(rec); magic != MagicBlank {
+			if v, err := viewDispatched(rec); err == nil && string(v.Topic()) != RaftEntryTopic {
+				ts := v.storeTimestamp()
+				release()
+				return ts, true
+			}
+		}
+		release()
+		off = next
 	}
-	return s.dispatcher.storeTimestampAt(off)
+	return 0, false
 }
+
+// maxEarliestWalk bounds EarliestMessageTime's walk: the first message follows at
+// most a few entry records (configuration, leader no-ops), or a segment's padding.
+const maxEarliestWalk = 4096
 
 // SetNotifier installs the function told about new messages per queue after each
 // dispatch round (long polling). nil removes it.

@@ -115,12 +115,10 @@ func (a *API) runtimeInfo() map[string]string {
 // scheduleTopic holds delayed messages, one queue per delay level.
 const scheduleTopic = "SCHEDULE_TOPIC_XXXX"
 
-// earliestMessageTime is the store time of the oldest record kept, -1 when
-// there is none (Apache's getEarliestMessageTime). It reads only the time, not
-// through ReadMessageAt: that one waits for the reput and refuses records in no
-// ConsumeQueue, and the first record may be one (a raft entry record, decision 0016).
+// earliestMessageTime is the store time of the oldest message kept, -1 when
+// there is none (Apache's getEarliestMessageTime).
 func earliestMessageTime(s *store.Store) int64 {
-	ts, ok := s.StoreTimestampAt(s.MinPhysicalOffset())
+	ts, ok := s.EarliestMessageTime()
 	if !ok {
 		return -1
 	}

@@ -200,10 +200,17 @@ func diffReplicas(a, b ReplicaLog) string {
 	// CommitLog bytes over the range both hold.
 	lo := max(a.CommitLogMin, b.CommitLogMin)
 	hiA, hiB := a.CommitLogMin+int64(len(a.CommitLog)), b.CommitLogMin+int64(len(b.CommitLog))
-	if hiA != hiB {
+	hi := hiA
+	switch {
+	case a.RaftLog || b.RaftLog:
+		hi = min(hiA, hiB) // the raft log's tail may differ in length: compare what both hold
+	case hiA != hiB:
 		return fmt.Sprintf("%s vs %s: CommitLog max offset %d vs %d", a.Node, b.Node, hiA, hiB)
 	}
-	xa, xb := a.CommitLog[lo-a.CommitLogMin:], b.CommitLog[lo-b.CommitLogMin:]
+	if lo > hi {
+		return ""
+	}
+	xa, xb := a.CommitLog[lo-a.CommitLogMin:hi-a.CommitLogMin], b.CommitLog[lo-b.CommitLogMin:hi-b.CommitLogMin]
 	if !bytes.Equal(xa, xb) {
 		i := 0
 		for i < len(xa) && xa[i] == xb[i] {

@@ -144,4 +144,9 @@ type ReplicaLog struct {
 	Queues       map[QueueKey][]string
 	CommitLogMin int64
 	CommitLog    []byte
+	// RaftLog: the CommitLog is also the raft log (raftLogStore=commitlog). Its
+	// tail may then hold entries one replica has and another not yet (the node
+	// stopped first misses the next leader's first entry), so only the range
+	// every replica holds is compared.
+	RaftLog bool
 }

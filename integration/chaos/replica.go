@@ -23,12 +23,12 @@ const envRaftLogStore = "ROCKETRAFT_RAFTLOGSTORE"
 // message bodies) and raw CommitLog bytes. keep selects the topics to read (nil =
 // every topic). Opening runs the store's recovery, exactly what a restart would do.
 func ReadReplica(node, storeDir string, segmentSize int64, keep func(topic string) bool, log hclog.Logger) (ReplicaLog, error) {
-	rl := ReplicaLog{Node: node, Queues: map[QueueKey][]string{}}
+	rl := ReplicaLog{Node: node, Queues: map[QueueKey][]string{}, RaftLog: os.Getenv(envRaftLogStore) == "commitlog"}
 	// With the raft log kept in the CommitLog (decision 0016) the store cannot
 	// dispatch on its own: its queues are what the node's Apply dispatched before
 	// its clean stop (the shutdown checkpoint waits for that), and the CommitLog
 	// bytes include raft's entry records, the same on every replica.
-	entryLog := os.Getenv(envRaftLogStore) == "commitlog"
+	entryLog := rl.RaftLog
 	s, err := store.Open(store.Config{Dir: storeDir, CommitLogSegmentSize: segmentSize,
 		IndexHashSlots: proctest.IndexHashSlots, IndexMaxEntries: proctest.IndexMaxEntries, Logger: log,
 		RaftEntryLog: entryLog})

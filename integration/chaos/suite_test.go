@@ -272,7 +272,9 @@ func (s *scenario) keepHistory() {
 	for _, r := range s.history().Reads() {
 		fmt.Fprintf(&b, "read %s s%d %s@%d %s %s\n", r.Client, r.Session, r.Queue, r.Offset, r.ID, r.At.Format(time.RFC3339Nano))
 	}
-	b.WriteString(consumerHistoryText(s.w.History()))
+	if s.w != nil { // B2 runs no workload of its own kind
+		b.WriteString(consumerHistoryText(s.w.History()))
+	}
 	_ = os.WriteFile(filepath.Join(s.dir, "history.txt"), []byte(b.String()), 0o644)
 }
 
