@@ -25,6 +25,9 @@ const (
 	LogStoreBoltDB LogStoreKind = "boltdb" // hashicorp/raft-boltdb/v2
 	// LogStoreCommitLog keeps the raft log in the CommitLog (decision 0016).
 	LogStoreCommitLog LogStoreKind = "commitlog"
+	// LogStoreAuto is the kind a node's raft state was written with, commitlog for
+	// a new node.
+	LogStoreAuto LogStoreKind = "auto"
 )
 
 // Peer is one member of a broker group, from dLegerPeers ("n0-127.0.0.1:40911").

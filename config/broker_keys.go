@@ -581,19 +581,21 @@ var brokerKeys = []keySpec[Broker]{
 		get: func(b *Broker) string { return u64toa(b.Raft.TrailingLogs) },
 	},
 	{
-		name: "raftLogStore", doc: "Raft LogStore: wal (hashicorp/raft-wal), boltdb (raft-boltdb/v2), or commitlog (the raft log kept in the CommitLog itself, so every message is written once: docs/decisions/0016). Every node of a group must use the same value; a node's existing data is not converted.",
+		name: "raftLogStore", doc: "Raft LogStore: wal (hashicorp/raft-wal), boltdb (raft-boltdb/v2), commitlog (the raft log kept in the CommitLog itself, so every message is written once: docs/decisions/0016), or auto (the kind this node's raft state was written with; commitlog for a new node). Every node of a group must use the same kind; a node's existing data is not converted.",
 		set: func(b *Broker, s string) error {
 			switch k := LogStoreKind(strings.ToLower(strings.TrimSpace(s))); k {
-			case LogStoreWAL, LogStoreBoltDB, LogStoreCommitLog:
+			case LogStoreWAL, LogStoreBoltDB, LogStoreCommitLog, LogStoreAuto:
 				b.Raft.LogStore = k
 				return nil
 			}
-			return errors.New("must be wal, boltdb or commitlog")
+			return errors.New("must be wal, boltdb, commitlog or auto")
 		},
 		get: func(b *Broker) string { return string(b.Raft.LogStore) },
 		check: func(b *Broker) string {
-			if b.Raft.LogStore != LogStoreWAL && b.Raft.LogStore != LogStoreBoltDB && b.Raft.LogStore != LogStoreCommitLog {
-				return "must be wal, boltdb or commitlog"
+			switch b.Raft.LogStore {
+			case LogStoreWAL, LogStoreBoltDB, LogStoreCommitLog, LogStoreAuto:
+			default:
+				return "must be wal, boltdb, commitlog or auto"
 			}
 			return ""
 		},

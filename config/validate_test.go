@@ -92,7 +92,7 @@ func TestEachRule(t *testing.T) {
 		{"raftSnapshotInterval=1ms", "raftSnapshotInterval", "1ms", "must be at least 5ms"},
 		{"raftSnapshotThreshold=0", "raftSnapshotThreshold", "0", "must be 1.."},
 		{"raftTrailingLogs=-5", "raftTrailingLogs", "-5", "must be 0.."},
-		{"raftLogStore=rocksdb", "raftLogStore", "rocksdb", "must be wal, boltdb or commitlog"},
+		{"raftLogStore=rocksdb", "raftLogStore", "rocksdb", "must be wal, boltdb, commitlog or auto"},
 		{"raftMaxAppendEntries=1025", "raftMaxAppendEntries", "1025", "must be 1..1024"},
 		{"raftDiskStallTimeout=100ms", "raftDiskStallTimeout", "100ms", "must be 0s (automatic), off, or at least 500ms"},
 		{"raftDiskStallTimeout=never", "raftDiskStallTimeout", "never", `must be a duration with a unit ("0s", "3s") or off`},

@@ -117,6 +117,7 @@ func openStoresOn(dir string, kind LogStoreKind, vfs types.VFS, logger hclog.Log
 
 // openStoresWith is openStoresOn with the commitlog kind on el when el is set.
 func openStoresWith(dir string, kind LogStoreKind, vfs types.VFS, el *store.EntryLog, logger hclog.Logger) (*Stores, error) {
+	kind = ResolveKind(dir, kind)
 	var err error
 	if kind, err = ParseLogStoreKind(string(kind)); err != nil {
 		return nil, err
@@ -265,6 +266,32 @@ func (s *Stores) Close() error {
 		}
 	})
 	return s.closeErr
+}
+
+// LogStoreAuto resolves (ResolveKind) to the kind of the raft state already in
+// the directory, or to LogStoreCommitLog for a new node.
+const LogStoreAuto LogStoreKind = "auto"
+
+// ResolveKind returns kind, or for LogStoreAuto the kind that wrote the raft state
+// in dir (raft-wal's directory, boltdb's log file, else the commitlog kind, whose
+// log lives in the Store), or LogStoreCommitLog when dir holds no raft state.
+func ResolveKind(dir string, kind LogStoreKind) LogStoreKind {
+	if kind != LogStoreAuto {
+		return kind
+	}
+	exists := func(name string) bool {
+		_, err := os.Stat(filepath.Join(dir, name))
+		return err == nil
+	}
+	switch {
+	case !exists(StableFileName):
+		return LogStoreCommitLog
+	case exists(WALDirName):
+		return LogStoreWAL
+	case exists(BoltLogFileName):
+		return LogStoreBoltDB
+	}
+	return LogStoreCommitLog
 }
 
 // checkKind refuses a directory whose raft state (stable store) was written with

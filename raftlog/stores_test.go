@@ -257,3 +257,27 @@ func TestOpenStoresRefusesAnotherKind(t *testing.T) {
 		})
 	}
 }
+
+// TestResolveKind: auto keeps the kind a node's raft state was written with, and
+// picks the commitlog kind for a new node; any other kind is kept as given.
+func TestResolveKind(t *testing.T) {
+	for _, kind := range []LogStoreKind{LogStoreWAL, LogStoreBoltDB, LogStoreCommitLog} {
+		dir := t.TempDir()
+		if got := ResolveKind(dir, LogStoreAuto); got != LogStoreCommitLog {
+			t.Fatalf("auto on a new node = %s, want commitlog", got)
+		}
+		s, err := OpenStores(dir, kind, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got := ResolveKind(dir, LogStoreAuto); got != kind {
+			t.Fatalf("auto on raft state written as %s = %s", kind, got)
+		}
+		if got := ResolveKind(dir, LogStoreBoltDB); got != LogStoreBoltDB {
+			t.Fatalf("an explicit kind was resolved to %s", got)
+		}
+	}
+}

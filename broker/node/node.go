@@ -59,6 +59,8 @@ func Open(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	// "auto": the kind this node's raft state was written with, commitlog when new.
+	cfg.LogStore = raftlog.ResolveKind(filepath.Join(cfg.Dir, RaftDirName), cfg.LogStore)
 	n := &Node{cfg: cfg, log: cfg.Logger.Named("node").With("id", cfg.ID), stop: make(chan struct{}), raftDown: make(chan struct{})}
 	var closers []func()
 	fail := func(err error) (*Node, error) {
