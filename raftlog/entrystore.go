@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -41,7 +42,20 @@ type entryLogStore struct {
 	// ls defers the leader's fsync (decision 0015), as for raft-wal.
 	ls   *leaderSync
 	sync *entrySyncer
+	// dir holds BootstrapEntryFileName.
+	dir string
 }
+
+// BootstrapEntryFileName holds the data of raft entry 1 (in the raft directory).
+//
+// Every node appends entry 1, the bootstrap configuration, itself, and a node's
+// configuration names the others as it dials them: the data of entry 1 may differ
+// from node to node, in content and in length. Written into the CommitLog, it would
+// shift every later record to a different physical offset on each node, and an
+// offsetMsgId would name different messages on different replicas. So entry 1's
+// entry record carries no data (form entryDataBootstrap), the same bytes everywhere,
+// and the data lives here. Every later entry comes from a leader, the same on all.
+const BootstrapEntryFileName = "bootstrap-entry"
 
 // entrySyncer is the entry log as a deferred fsync round sees it.
 type entrySyncer struct{ log *store.EntryLog }
@@ -79,12 +93,13 @@ func openEntryLogStore(dir string, logger hclog.Logger) (*entryLogStore, error) 
 	if err != nil {
 		return nil, fmt.Errorf("open entry log in %s: %w", dir, err)
 	}
-	return newEntryLogStore(l), nil
+	return newEntryLogStore(l, dir), nil
 }
 
 // newEntryLogStore wraps l, whose open synced it: the whole log counts as durable.
-func newEntryLogStore(l *store.EntryLog) *entryLogStore {
-	s := &entryLogStore{log: l, maxRec: int(l.SegmentSize() - store.MinBlankRecord), ls: newLeaderSync(), sync: &entrySyncer{l}}
+// dir is the raft directory (BootstrapEntryFileName).
+func newEntryLogStore(l *store.EntryLog, dir string) *entryLogStore {
+	s := &entryLogStore{log: l, maxRec: int(l.SegmentSize() - store.MinBlankRecord), ls: newLeaderSync(), sync: &entrySyncer{l}, dir: dir}
 	s.ls.reset(l.LastIndex())
 	// A snapshot install empties the log (store.ResetFromEntries): durable must
 	// not stay above what the log now holds.
@@ -115,6 +130,13 @@ func (s *entryLogStore) GetLog(index uint64, out *raft.Log) error {
 	if sp != nil {
 		join = sp.Join
 	}
+	if len(e.Data) == 1 && e.Data[0] == entryDataBootstrap {
+		b, err := os.ReadFile(filepath.Join(s.dir, BootstrapEntryFileName))
+		if err != nil {
+			return fmt.Errorf("raftlog: entry %d: %w", index, err)
+		}
+		e.Data = b
+	}
 	return decodeEntryData(e, out, join)
 }
 
@@ -135,6 +157,13 @@ func (s *entryLogStore) StoreLogs(logs []*raft.Log) error {
 		// replica's bytes must be a function of the committed log alone. raft
 		// reads it only for its log-age metric.
 		*e = store.LogEntry{Index: l.Index, Term: l.Term, Type: uint8(l.Type)}
+		if l.Index == 1 {
+			if err := writeFileAtomic(s.dir, BootstrapEntryFileName, appendEntryData(nil, l, entryDataWhole, l.Data)); err != nil {
+				return fmt.Errorf("raftlog: store entry 1: %w", err)
+			}
+			e.Data = []byte{entryDataBootstrap}
+			continue
+		}
 		if l.Type == raft.LogCommand && sp != nil {
 			if head, recs, ts, ok := sp.Split(l.Data); ok && s.fits(recs) {
 				e.Data, e.Records, e.StoreTimestamp = appendEntryData(nil, l, entryDataSplit, head), recs, ts
@@ -212,6 +241,9 @@ func (s *entryLogStore) Close() error {
 const (
 	entryDataWhole = 1
 	entryDataSplit = 2
+	// entryDataBootstrap is entry 1's whole data: one byte, the form; the data
+	// itself is in BootstrapEntryFileName.
+	entryDataBootstrap = 3
 )
 
 func appendEntryData(dst []byte, l *raft.Log, form byte, payload []byte) []byte {
