@@ -12,18 +12,22 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/rocketraft/rocketraft/internal/proctest"
+	"github.com/rocketraft/rocketraft/raftlog"
 	"github.com/rocketraft/rocketraft/store"
 )
 
-// envRaftLogStore is the raftLogStore key's environment variable, which every
-// broker the suite starts inherits (make chaos-commitlog sets it).
-const envRaftLogStore = "ROCKETRAFT_RAFTLOGSTORE"
+// nodeRaftDirName is broker/node's RaftDirName (not imported: the suite reads a
+// stopped node's files, not its code).
+const nodeRaftDirName = "raft"
 
 // ReadReplica opens a stopped node's store offline and returns its queues (ids =
 // message bodies) and raw CommitLog bytes. keep selects the topics to read (nil =
 // every topic). Opening runs the store's recovery, exactly what a restart would do.
 func ReadReplica(node, storeDir string, segmentSize int64, keep func(topic string) bool, log hclog.Logger) (ReplicaLog, error) {
-	rl := ReplicaLog{Node: node, Queues: map[QueueKey][]string{}, RaftLog: os.Getenv(envRaftLogStore) == "commitlog"}
+	// The node's raft directory (a sibling of its store) says which kind wrote it.
+	raftDir := filepath.Join(filepath.Dir(storeDir), nodeRaftDirName)
+	rl := ReplicaLog{Node: node, Queues: map[QueueKey][]string{},
+		RaftLog: raftlog.ResolveKind(raftDir, raftlog.LogStoreAuto) == raftlog.LogStoreCommitLog}
 	// With the raft log kept in the CommitLog (decision 0016) the store cannot
 	// dispatch on its own: its queues are what the node's Apply dispatched before
 	// its clean stop (the shutdown checkpoint waits for that), and the CommitLog
