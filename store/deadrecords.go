@@ -107,7 +107,7 @@ func (d *deadRecords) persist(dir string) error {
 	}
 	d.dirty = false
 	d.mu.Unlock()
-	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 	if err := writeFileAtomic(dir, deadRecordsFile, b); err != nil {
 		d.mu.Lock()
 		d.dirty = true
@@ -134,7 +134,7 @@ func loadDeadRecords(dir string) (*deadRecords, error) {
 		return nil, corruptf("%s: %d bytes for %d positions", deadRecordsFile, len(b), n)
 	}
 	body := b[:len(b)-4]
-	if crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)) != binary.BigEndian.Uint32(b[len(b)-4:]) {
+	if crc32.Checksum(body, castagnoli) != binary.BigEndian.Uint32(b[len(b)-4:]) {
 		return nil, corruptf("%s: crc mismatch", deadRecordsFile)
 	}
 	d := &deadRecords{pos: make([]PhysicalOffset, n)}

@@ -255,6 +255,29 @@ func TestEntryLogOpenCutsATornLastEntry(t *testing.T) {
 			copy(out, rec[:40])
 			return out
 		}},
+		// What chaos D3 does: random bytes over the second half, which here is the
+		// topic and properties, outside RocketMQ's BODYCRC; the lengths still add
+		// up, so only the entry's own CRC of its records finds it.
+		{"topic garbled", func(rec []byte) []byte {
+			out := bytes.Clone(rec)
+			v, err := ViewRecord(out)
+			if err != nil {
+				panic(err)
+			}
+			topic := v.Topic() // aliases out; "T" becomes "U", still a legal topic
+			topic[len(topic)-1]++
+			return out
+		}},
+		{"a fixed field garbled", func(rec []byte) []byte {
+			out := bytes.Clone(rec)
+			out[posBornHost] ^= 0xff // not covered by any other check
+			return out
+		}},
+		{"QUEUEOFFSET garbled", func(rec []byte) []byte {
+			out := bytes.Clone(rec)
+			out[posQueueOffset+7] = 1
+			return out
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
