@@ -203,7 +203,7 @@
 //
 // EntryLog (entrylog.go) keeps a raft log in CommitLog form: each entry is an entry
 // record (topic RMQ_SYS_RAFT_ENTRY, body "RFTE", version, index, term, type, record
-// count, data) followed by its message records, with PHYSICALOFFSET patched,
+// count, the records' CRC-32C, data) followed by its message records, with PHYSICALOFFSET patched,
 // QUEUEOFFSET 0 and the entry's STORETIMESTAMP, so replicas fed the same entries hold
 // the same bytes. Open cuts a torn last entry and refuses bad bytes before the last
 // two written segments (ErrCorrupt).
