@@ -614,7 +614,7 @@ var brokerKeys = []keySpec[Broker]{
 		check: func(b *Broker) string { return intRule(int64(b.Raft.MaxAppendEntries), 1, 1024) },
 	},
 	{
-		name: "raftLeaderFsyncOverlap", doc: "The leader fsyncs its raft log while the followers receive the entry, instead of before sending it; an entry is applied and acknowledged only once the leader's copy is durable too, so an ack still means a quorum fsynced it (docs/decisions/0015). false: fsync, then replicate. Applies to raftLogStore=wal; boltdb always fsyncs first.",
+		name: "raftLeaderFsyncOverlap", doc: "The leader fsyncs its raft log while the followers receive the entry, instead of before sending it; an entry is applied and acknowledged only once the leader's copy is durable too, so an ack still means a quorum fsynced it (docs/decisions/0015). false: fsync, then replicate. Applies to raftLogStore=wal and commitlog; boltdb always fsyncs first.",
 		set: func(b *Broker, s string) error {
 			v, err := parseBool(s)
 			if err != nil {
