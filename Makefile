@@ -8,7 +8,7 @@ FUZZTIME  ?= 20s
 MVN       ?= mvn
 
 .PHONY: help build test race lint fuzz bench integration integration-java integration-java-4.9 integration-java-5 \
-	integration-java-spring integration-java-short integration-java-pending chaos chaos-short chaos-commitlog integration-commitlog soak run clean bench-compare bench-consume
+	integration-java-spring integration-java-short integration-java-pending chaos chaos-short chaos-wal integration-wal soak run clean bench-compare bench-consume
 
 help:
 	@grep -E '^[a-z0-9.-]+:' Makefile | sed 's/:.*//' | sort | tr '\n' ' '; echo
@@ -78,10 +78,10 @@ bench-consume: build
 integration: build
 	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_INTEGRATION=1 $(GO) test -count=1 -timeout 30m ./integration/...
 
-# integration-commitlog: the integration suite with the raft log kept in the CommitLog
-# (raftLogStore=commitlog, decision 0016).
-integration-commitlog: build
-	ROCKETRAFT_RAFTLOGSTORE=commitlog ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_INTEGRATION=1 $(GO) test -count=1 -timeout 30m ./integration/...
+# integration-wal: the integration suite on raft-wal (raftLogStore=wal); the default,
+# auto, gives new nodes the commitlog kind (decision 0016).
+integration-wal: build
+	ROCKETRAFT_RAFTLOGSTORE=wal ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_INTEGRATION=1 $(GO) test -count=1 -timeout 30m ./integration/...
 
 # integration-java: the Apache RocketMQ Java clients against real rocketraft processes
 # (integration/java/README.md, results in docs/compatibility.md): the client matrix with
@@ -130,10 +130,10 @@ chaos: build chaos-java chaos-deps
 	rm -f integration/chaos/report.txt
 	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_CHAOS_JAVA=$(CURDIR)/$(CHAOS_JAVA) ROCKETRAFT_CHAOS=full ROCKETRAFT_CHAOS_REPORT=report.txt $(GO) test -count=1 -timeout 90m -v ./integration/chaos/
 
-# chaos-commitlog: make chaos with raftLogStore=commitlog (decision 0016, step 4).
-chaos-commitlog: build chaos-java chaos-deps
+# chaos-wal: make chaos on raft-wal (raftLogStore=wal); make chaos runs the default.
+chaos-wal: build chaos-java chaos-deps
 	rm -f integration/chaos/report.txt
-	ROCKETRAFT_RAFTLOGSTORE=commitlog ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_CHAOS_JAVA=$(CURDIR)/$(CHAOS_JAVA) ROCKETRAFT_CHAOS=full ROCKETRAFT_CHAOS_REPORT=report.txt $(GO) test -count=1 -timeout 90m -v ./integration/chaos/
+	ROCKETRAFT_RAFTLOGSTORE=wal ROCKETRAFT_BIN=$(CURDIR)/$(BIN) ROCKETRAFT_CHAOS_JAVA=$(CURDIR)/$(CHAOS_JAVA) ROCKETRAFT_CHAOS=full ROCKETRAFT_CHAOS_REPORT=report.txt $(GO) test -count=1 -timeout 90m -v ./integration/chaos/
 
 .PHONY: chaos-deps
 chaos-deps:

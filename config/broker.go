@@ -206,7 +206,7 @@ func DefaultBroker() Broker {
 			SnapshotInterval:   30 * time.Second, // decision 0011
 			SnapshotThreshold:  2048,
 			TrailingLogs:       10240,
-			LogStore:           LogStoreWAL,
+			LogStore:           LogStoreAuto, // decision 0016: commitlog for a new node
 			MaxAppendEntries:   64,
 		},
 		GroupCommit: GroupCommitConfig{

@@ -56,7 +56,7 @@ func TestDefaultBroker(t *testing.T) {
 			SnapshotInterval:   30 * time.Second,
 			SnapshotThreshold:  2048,
 			TrailingLogs:       10240,
-			LogStore:           LogStoreWAL,
+			LogStore:           LogStoreAuto,
 			MaxAppendEntries:   64,
 		},
 		GroupCommit:                 GroupCommitConfig{MaxBytes: 4 << 20, MaxMessages: 1024, MaxPending: 65536, MaxInflight: 4, PipelineMinBytes: 128 << 10, GatherMax: time.Millisecond},

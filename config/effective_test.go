@@ -60,7 +60,7 @@ func TestEffectiveText(t *testing.T) {
 		"dLegerGroup":       {"broker-p", "default (brokerName)"},
 		"adminListen":       {"127.0.0.1:30913", "default (127.0.0.1:<listenPort+2>)"},
 		"preferredLeaderId": {"", "default"},
-		"raftLogStore":      {"wal", "default"},
+		"raftLogStore":      {"auto", "default"},
 	} {
 		if got[key] != want {
 			t.Errorf("%s: printed %q, want %q", key, got[key], want)
