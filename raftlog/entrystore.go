@@ -158,7 +158,7 @@ func (s *entryLogStore) StoreLogs(logs []*raft.Log) error {
 		// reads it only for its log-age metric.
 		*e = store.LogEntry{Index: l.Index, Term: l.Term, Type: uint8(l.Type)}
 		if l.Index == 1 {
-			if err := writeFileAtomic(s.dir, BootstrapEntryFileName, appendEntryData(nil, l, entryDataWhole, l.Data)); err != nil {
+			if err := store.WriteFileAtomic(s.dir, BootstrapEntryFileName, appendEntryData(nil, l, entryDataWhole, l.Data)); err != nil {
 				return fmt.Errorf("raftlog: store entry 1: %w", err)
 			}
 			e.Data = []byte{entryDataBootstrap}

@@ -326,29 +326,3 @@ func checkKind(dir string, kind LogStoreKind) error {
 	return fmt.Errorf("%w: %s holds a %s raft log, raftLogStore is %s (keep the old value, or wipe the node so it catches up from the leader)",
 		ErrLogStoreMismatch, dir, other, kind)
 }
-
-// writeFileAtomic replaces dir/name with data durably: a temporary file written and
-// fsynced, renamed over the old one, and the directory fsynced.
-func writeFileAtomic(dir, name string, data []byte) error {
-	final := filepath.Join(dir, name)
-	tmp := final + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}

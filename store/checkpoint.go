@@ -98,6 +98,11 @@ func writeCheckpoint(dir string, c checkpoint) error {
 	return writeFileAtomic(dir, checkpointFile, c.encode())
 }
 
+// WriteFileAtomic replaces dir/name with data durably: a temporary file written and
+// fsynced, renamed over the old one, and the directory fsynced. A crash leaves the
+// old file or the new one, never a mix.
+func WriteFileAtomic(dir, name string, data []byte) error { return writeFileAtomic(dir, name, data) }
+
 func writeFileAtomic(dir, name string, data []byte) error {
 	path := filepath.Join(dir, name)
 	tmp := path + ".tmp"

@@ -266,17 +266,9 @@ func (q *consumeQueue) put(qo QueueOffset, e cqEntry) error {
 	pos := int64(qo) * cqEntrySize
 	fileSize := q.files.fileSize
 	if maxQO == 0 && q.files.last() == nil && qo > 0 {
-		start := pos / fileSize * fileSize
-		f, err := q.files.createFile(start)
-		if err != nil {
-			return fmt.Errorf("consumequeue topic=%s queue=%d: %w", q.topic, q.queueID, err)
+		if err := q.startAt(qo); err != nil {
+			return err
 		}
-		var blank [cqEntrySize]byte
-		putCQEntry(blank[:], cqEntry{size: preBlankSize})
-		for p := start; p < pos; p += cqEntrySize {
-			f.appendBytes(blank[:])
-		}
-		q.minOffset.Store(int64(qo))
 		maxQO = qo
 	}
 	if qo != maxQO {
@@ -292,6 +284,28 @@ func (q *consumeQueue) put(qo QueueOffset, e cqEntry) error {
 	var buf [cqEntrySize]byte
 	putCQEntry(buf[:], e)
 	f.appendBytes(buf[:])
+	return nil
+}
+
+// startAt makes an empty queue begin at qo: the file holding qo is created and the
+// entries before qo are pre-blank, as a first entry past 0 needs
+// (put; a restored entry-log queue, entrymode.go).
+func (q *consumeQueue) startAt(qo QueueOffset) error {
+	if qo == 0 || q.files.last() != nil {
+		return nil
+	}
+	pos := int64(qo) * cqEntrySize
+	fileStart := pos / q.files.fileSize * q.files.fileSize
+	f, err := q.files.createFile(fileStart)
+	if err != nil {
+		return fmt.Errorf("consumequeue topic=%s queue=%d: %w", q.topic, q.queueID, err)
+	}
+	var blank [cqEntrySize]byte
+	putCQEntry(blank[:], cqEntry{size: preBlankSize})
+	for p := fileStart; p < pos; p += cqEntrySize {
+		f.appendBytes(blank[:])
+	}
+	q.minOffset.Store(int64(qo))
 	return nil
 }
 

@@ -375,19 +375,25 @@ func (d *dispatcher) storeTimestampAt(off PhysicalOffset) (int64, bool) {
 	return v.storeTimestamp(), true
 }
 
-// recover makes the ConsumeQueues and IndexFiles match a CommitLog that ends at
-// commitLogMax, then dispatches synchronously up to it. See doc.go "Dispatch recovery".
-func (d *dispatcher) recover(commitLogMax PhysicalOffset) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	clMin := d.src.minOffset()
-	resume := clMin
+// resumePoint is where recovery resumes: the older of the ConsumeQueue and IndexFile
+// checkpoints (the CommitLog's start without both), within [min, commitLogMax].
+func (d *dispatcher) resumePoint(commitLogMax PhysicalOffset) (clMin, resume PhysicalOffset) {
+	clMin = d.src.minOffset()
+	resume = clMin
 	cqCP, ok1 := d.cq.checkpoint()
 	idxCP, ok2 := d.idx.checkpoint()
 	if ok1 && ok2 {
 		resume = max(clMin, min(cqCP, idxCP))
 	}
-	resume = min(resume, commitLogMax)
+	return clMin, min(resume, commitLogMax)
+}
+
+// recover makes the ConsumeQueues and IndexFiles match a CommitLog that ends at
+// commitLogMax, then dispatches synchronously up to it. See doc.go "Dispatch recovery".
+func (d *dispatcher) recover(commitLogMax PhysicalOffset) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	clMin, resume := d.resumePoint(commitLogMax)
 	for _, q := range d.cq.all() {
 		if err := q.recoverEnd(commitLogMax); err != nil {
 			return fmt.Errorf("recover consumequeue topic=%s queue=%d: %w", q.topic, q.queueID, err)
@@ -425,14 +431,7 @@ func (d *dispatcher) recover(commitLogMax PhysicalOffset) error {
 // (Store.RewindDispatch), and raft's replay dispatches the rest.
 func (d *dispatcher) recoverCut(commitLogMax PhysicalOffset) error {
 	d.mu.Lock()
-	clMin := d.src.minOffset()
-	resume := clMin
-	cqCP, ok1 := d.cq.checkpoint()
-	idxCP, ok2 := d.idx.checkpoint()
-	if ok1 && ok2 {
-		resume = max(clMin, min(cqCP, idxCP))
-	}
-	resume = min(resume, commitLogMax)
+	clMin, resume := d.resumePoint(commitLogMax)
 	var err error
 	for _, q := range d.cq.all() {
 		if err = q.recoverEnd(commitLogMax); err != nil {

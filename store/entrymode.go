@@ -259,24 +259,3 @@ func (s *Store) startQueuesAt(cqs *consumeQueues, start, end PhysicalOffset, qs 
 	}
 	return nil
 }
-
-// startAt makes an empty queue begin at qo: the file holding qo is created and the
-// entries before qo are pre-blank, as put does for a first entry past 0.
-func (q *consumeQueue) startAt(qo QueueOffset) error {
-	if qo == 0 || q.files.last() != nil {
-		return nil
-	}
-	pos := int64(qo) * cqEntrySize
-	fileStart := pos / q.files.fileSize * q.files.fileSize
-	f, err := q.files.createFile(fileStart)
-	if err != nil {
-		return fmt.Errorf("consumequeue topic=%s queue=%d: %w", q.topic, q.queueID, err)
-	}
-	var blank [cqEntrySize]byte
-	putCQEntry(blank[:], cqEntry{size: preBlankSize})
-	for p := fileStart; p < pos; p += cqEntrySize {
-		f.appendBytes(blank[:])
-	}
-	q.minOffset.Store(int64(qo))
-	return nil
-}
