@@ -116,33 +116,7 @@ func writeCheckpointFile(dir string, ck checkpointState) error {
 	binary.BigEndian.PutUint32(buf[8:], crc32.Checksum(body, castagnoli))
 	binary.BigEndian.PutUint32(buf[12:], uint32(len(body)))
 	buf = append(buf, body...)
-	return writeFileAtomic(dir, CheckpointFile, buf)
-}
-
-// writeFileAtomic replaces dir/name with data: write a temp file, fsync it, rename it
-// over the old one, fsync the directory so the rename itself is durable.
-func writeFileAtomic(dir, name string, data []byte) error {
-	final := filepath.Join(dir, name)
-	tmp := final + ".tmp"
-	fh, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if _, err := fh.Write(data); err != nil {
-		_ = fh.Close()
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := fh.Sync(); err != nil {
-		_ = fh.Close()
-		return fmt.Errorf("fsync %s: %w", name, err)
-	}
-	if err := fh.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", name, err)
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		return fmt.Errorf("rename %s: %w", name, err)
-	}
-	return syncDir(dir)
+	return store.WriteFileAtomic(dir, CheckpointFile, buf)
 }
 
 func syncDir(dir string) error {
