@@ -112,6 +112,7 @@ type Broker struct {
 	NamesrvAuthSecret          string        // namesrvAuthSecret: the group's secret for signing nameserver writes
 	MaxIndexNum                int           // maxIndexNum: entries per IndexFile
 	MaxHashSlotNum             int           // maxHashSlotNum: hash slots per IndexFile
+	IndexFlushInterval         time.Duration // indexFlushInterval: how often the IndexFiles are synced (decision 0017)
 	TraceTopicEnable           bool          // traceTopicEnable: the leader creates MsgTraceTopicName
 	MsgTraceTopicName          string        // msgTraceTopicName (default RMQ_SYS_TRACE_TOPIC)
 	RegisterNameServerPeriod   time.Duration // registerNameServerPeriod (ms in the file)
@@ -192,6 +193,7 @@ func DefaultBroker() Broker {
 		TransactionCheckMax:        15,
 		LongPollingEnable:          true,
 		MaxIndexNum:                5000000 * 4,
+		IndexFlushInterval:         time.Minute,
 		MaxHashSlotNum:             5000000,
 		MsgTraceTopicName:          DefaultTraceTopic,
 		RegisterNameServerPeriod:   30 * time.Second,

@@ -449,6 +449,9 @@ var brokerKeys = []keySpec[Broker]{
 		get:   func(b *Broker) string { return itoa(b.MaxHashSlotNum) },
 		check: func(b *Broker) string { return intRule(int64(b.MaxHashSlotNum), 1, maxIndexFileSize/indexSlotSize) },
 	},
+	durationKey("indexFlushInterval", "How often the IndexFiles are synced to disk (rocketraft's; Apache syncs one when it is full). "+
+		"A crash re-indexes the CommitLog written since, at the next start; syncing them every second rewrote most of the hash-slot table each time under random keys.",
+		time.Second, func(b *Broker) *time.Duration { return &b.IndexFlushInterval }),
 
 	// Message trace, registration and the region (Apache keys, trace_keys.go).
 	traceTopicEnableKey(),

@@ -48,6 +48,7 @@ func TestDefaultBroker(t *testing.T) {
 		LongPollingEnable:        true,
 		MaxIndexNum:              20000000,
 		MaxHashSlotNum:           5000000,
+		IndexFlushInterval:       time.Minute,
 		Raft: RaftConfig{
 			HeartbeatTimeout:   time.Second,
 			ElectionTimeout:    time.Second,

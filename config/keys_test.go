@@ -49,7 +49,7 @@ func TestKeyDocsComplete(t *testing.T) {
 		"diskMaxUsedSpaceRatio", "flushDiskType", "flushIntervalCommitLog", "maxMessageSize",
 		"autoCreateTopicEnable", "defaultTopicQueueNums", "messageDelayLevel",
 		"transactionTimeOut", "transactionCheckInterval", "transactionCheckMax", "longPollingEnable",
-		"maxIndexNum", "maxHashSlotNum", "traceTopicEnable", "msgTraceTopicName", "registerNameServerPeriod", "regionId", "traceOn", "aclEnable", "aclFile", "namesrvAuthSecret",
+		"maxIndexNum", "maxHashSlotNum", "indexFlushInterval", "traceTopicEnable", "msgTraceTopicName", "registerNameServerPeriod", "regionId", "traceOn", "aclEnable", "aclFile", "namesrvAuthSecret",
 		"tlsMode", "tlsServerCertPath", "tlsServerKeyPath", "tlsServerTrustCertPath", "tlsServerNeedClientAuth", "tlsClientEnable",
 		"raftTlsEnable",
 		"raftHeartbeatTimeout", "raftElectionTimeout", "raftLeaderLeaseTimeout", "raftCommitTimeout",

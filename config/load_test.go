@@ -57,6 +57,7 @@ func testdataBroker() Broker {
 		NamesrvAuthSecret:          "group-b-secret-0123456789",
 		MaxIndexNum:                1000000,
 		MaxHashSlotNum:             250000,
+		IndexFlushInterval:         30 * time.Second,
 		TraceTopicEnable:           true,
 		MsgTraceTopicName:          "TRACE_B",
 		RegisterNameServerPeriod:   20 * time.Second,

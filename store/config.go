@@ -37,6 +37,12 @@ type Config struct {
 	WarmAhead     int64
 	FlushMode     FlushMode
 	FlushInterval time.Duration // default 500 ms
+	// IndexFlushInterval is how often a flush also msyncs the IndexFiles and
+	// moves their checkpoint (default 1 min; negative = with every flush). The
+	// FSM's checkpoint does not wait for them: recovery rebuilds the entries
+	// above their checkpoint from the CommitLog (decision 0017), so an index
+	// under random keys does not rewrite its slot table to disk every second.
+	IndexFlushInterval time.Duration
 	// FileReservedTime is how long a CommitLog segment is kept after its last write (default 72 h).
 	FileReservedTime time.Duration
 	// DeleteWhenHour is the hour of day (0-23, local time of the injected clock) at which expired files are deleted (default 4).
@@ -65,6 +71,7 @@ const (
 	DefaultIndexHashSlots             = 5_000_000
 	DefaultIndexMaxEntries            = 20_000_000
 	DefaultFlushInterval              = 500 * time.Millisecond
+	DefaultIndexFlushInterval         = time.Minute
 	DefaultFileReservedTime           = 72 * time.Hour
 	DefaultDeleteWhenHour             = 4
 	DefaultDiskMaxUsedSpaceRatio      = 0.75
@@ -92,6 +99,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.IndexMaxEntries == 0 {
 		c.IndexMaxEntries = DefaultIndexMaxEntries
+	}
+	if c.IndexFlushInterval == 0 {
+		c.IndexFlushInterval = DefaultIndexFlushInterval
 	}
 	if c.FlushInterval == 0 {
 		c.FlushInterval = DefaultFlushInterval

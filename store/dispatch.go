@@ -201,6 +201,10 @@ func (d *dispatcher) setDispatched(off PhysicalOffset) {
 // ConsumeQueue entries that already exist are checked instead of written. Caller
 // holds mu.
 func (d *dispatcher) dispatchTo(limit PhysicalOffset, verify bool) error {
+	mode := dispatchLive
+	if verify {
+		mode = dispatchVerify
+	}
 	off := d.dispatched()
 	d.round++
 	d.touched = d.touched[:0]
@@ -208,7 +212,7 @@ func (d *dispatcher) dispatchTo(limit PhysicalOffset, verify bool) error {
 	var err error
 	for off < limit {
 		var next PhysicalOffset
-		if next, err = d.dispatchOne(off, idxEnd, verify); err != nil {
+		if next, err = d.dispatchOne(off, idxEnd, mode); err != nil {
 			break
 		}
 		off = next
@@ -224,8 +228,18 @@ func (d *dispatcher) dispatchTo(limit PhysicalOffset, verify bool) error {
 	return err
 }
 
+// dispatchMode is what dispatchOne does with a record.
+type dispatchMode int
+
+const (
+	dispatchLive      dispatchMode = iota // write its ConsumeQueue entry and index it
+	dispatchVerify                        // recovery: check the ConsumeQueue entry (rewrite it if it differs) and index it
+	dispatchIndexOnly                     // recovery: index it only (reindex)
+)
+
 // dispatchOne dispatches the record at off and returns where the next one starts.
-func (d *dispatcher) dispatchOne(off, idxEnd PhysicalOffset, verify bool) (PhysicalOffset, error) {
+// Records at or below idxEnd are not indexed again.
+func (d *dispatcher) dispatchOne(off, idxEnd PhysicalOffset, mode dispatchMode) (PhysicalOffset, error) {
 	rec, next, release, err := d.src.recordAt(off)
 	if err != nil {
 		return off, fmt.Errorf("dispatch read offset=%d: %w", off, err)
@@ -261,20 +275,22 @@ func (d *dispatcher) dispatchOne(off, idxEnd PhysicalOffset, verify bool) (Physi
 	if d.dead != nil && (topic == RaftEntryTopic || d.dead.has(off)) {
 		return next, nil
 	}
-	q, err := d.queue(topic, v.QueueID())
-	if err != nil {
-		return off, err
-	}
-	qo := v.queueOffset()
-	if d.dead != nil {
-		qo = q.maxOffset()
-	}
-	if err := d.putCQ(q, qo, e, verify); err != nil {
-		return off, err
-	}
-	if q.notifiedRound != d.round {
-		q.notifiedRound = d.round
-		d.touched = append(d.touched, q)
+	if mode != dispatchIndexOnly {
+		q, err := d.queue(topic, v.QueueID())
+		if err != nil {
+			return off, err
+		}
+		qo := v.queueOffset()
+		if d.dead != nil {
+			qo = q.maxOffset()
+		}
+		if err := d.putCQ(q, qo, e, mode == dispatchVerify); err != nil {
+			return off, err
+		}
+		if q.notifiedRound != d.round {
+			q.notifiedRound = d.round
+			d.touched = append(d.touched, q)
+		}
 	}
 	// Java indexes no rolled-back record.
 	if tx != SysFlagTxRollback && off > idxEnd {
@@ -375,17 +391,55 @@ func (d *dispatcher) storeTimestampAt(off PhysicalOffset) (int64, bool) {
 	return v.storeTimestamp(), true
 }
 
-// resumePoint is where recovery resumes: the older of the ConsumeQueue and IndexFile
-// checkpoints (the CommitLog's start without both), within [min, commitLogMax].
-func (d *dispatcher) resumePoint(commitLogMax PhysicalOffset) (clMin, resume PhysicalOffset) {
+// resumePoints is where recovery resumes the ConsumeQueues and the IndexFiles:
+// each at its own checkpoint (the CommitLog's start without one), within
+// [clMin, commitLogMax]. The IndexFiles' checkpoint moves only every
+// IndexFlushInterval, so it is usually the older one; reindex brings them up to
+// the ConsumeQueues' before dispatch resumes there (decision 0017).
+func (d *dispatcher) resumePoints(commitLogMax PhysicalOffset) (clMin, cqFrom, idxFrom PhysicalOffset) {
 	clMin = d.src.minOffset()
-	resume = clMin
-	cqCP, ok1 := d.cq.checkpoint()
-	idxCP, ok2 := d.idx.checkpoint()
-	if ok1 && ok2 {
-		resume = max(clMin, min(cqCP, idxCP))
+	cqFrom, idxFrom = clMin, clMin
+	if cp, ok := d.cq.checkpoint(); ok {
+		cqFrom = max(clMin, cp)
 	}
-	return clMin, min(resume, commitLogMax)
+	if cp, ok := d.idx.checkpoint(); ok {
+		idxFrom = max(clMin, cp)
+	}
+	return clMin, min(cqFrom, commitLogMax), min(idxFrom, commitLogMax)
+}
+
+// recoverIndex cuts the IndexFiles back to their checkpoint, idxFrom (what a crash
+// may have torn above it goes), and indexes the CommitLog again from there up to
+// cqFrom, where dispatch resumes; dispatch indexes what lies beyond. Caller holds mu.
+func (d *dispatcher) recoverIndex(idxFrom, cqFrom PhysicalOffset) error {
+	if err := d.idx.recoverFiles(idxFrom, d.storeTimestampAt); err != nil {
+		return fmt.Errorf("recover index: %w", err)
+	}
+	if err := d.reindex(idxFrom, cqFrom); err != nil {
+		return fmt.Errorf("recover index: %w", err)
+	}
+	return nil
+}
+
+// reindex indexes the records in [from, to) that the IndexFiles do not hold yet,
+// writing no ConsumeQueue entry: the index is derived from the CommitLog alone, so
+// its entries above its checkpoint are rebuilt rather than flushed every second.
+// Caller holds mu.
+func (d *dispatcher) reindex(from, to PhysicalOffset) error {
+	if from >= to {
+		return nil
+	}
+	start := time.Now()
+	idxEnd := d.idx.lastEnd()
+	for off := from; off < to; {
+		next, err := d.dispatchOne(off, idxEnd, dispatchIndexOnly)
+		if err != nil {
+			return fmt.Errorf("reindex from %d to %d: %w", from, to, err)
+		}
+		off = next
+	}
+	d.log.Info("reindexed CommitLog above the index checkpoint", "from", from, "to", to, "bytes", to-from, "took", time.Since(start))
+	return nil
 }
 
 // recover makes the ConsumeQueues and IndexFiles match a CommitLog that ends at
@@ -393,14 +447,14 @@ func (d *dispatcher) resumePoint(commitLogMax PhysicalOffset) (clMin, resume Phy
 func (d *dispatcher) recover(commitLogMax PhysicalOffset) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	clMin, resume := d.resumePoint(commitLogMax)
+	clMin, resume, idxFrom := d.resumePoints(commitLogMax)
 	for _, q := range d.cq.all() {
 		if err := q.recoverEnd(commitLogMax); err != nil {
 			return fmt.Errorf("recover consumequeue topic=%s queue=%d: %w", q.topic, q.queueID, err)
 		}
 	}
-	if err := d.idx.recoverFiles(resume, d.storeTimestampAt); err != nil {
-		return fmt.Errorf("recover index: %w", err)
+	if err := d.recoverIndex(idxFrom, resume); err != nil {
+		return err
 	}
 	d.topics = make(map[string][]*consumeQueue)
 	d.dispatchedOff.Store(int64(resume))
@@ -431,7 +485,7 @@ func (d *dispatcher) recover(commitLogMax PhysicalOffset) error {
 // (Store.RewindDispatch), and raft's replay dispatches the rest.
 func (d *dispatcher) recoverCut(commitLogMax PhysicalOffset) error {
 	d.mu.Lock()
-	clMin, resume := d.resumePoint(commitLogMax)
+	clMin, resume, idxFrom := d.resumePoints(commitLogMax)
 	var err error
 	for _, q := range d.cq.all() {
 		if err = q.recoverEnd(commitLogMax); err != nil {
@@ -440,9 +494,7 @@ func (d *dispatcher) recoverCut(commitLogMax PhysicalOffset) error {
 		}
 	}
 	if err == nil {
-		if err = d.idx.recoverFiles(resume, d.storeTimestampAt); err != nil {
-			err = fmt.Errorf("recover index: %w", err)
-		}
+		err = d.recoverIndex(idxFrom, resume)
 	}
 	d.topics = make(map[string][]*consumeQueue)
 	d.dispatchedOff.Store(int64(resume))

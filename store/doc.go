@@ -179,15 +179,20 @@
 //
 // consumequeue/dispatch.checkpoint and index/dispatch.checkpoint each hold one int64:
 // a dispatched CommitLog offset taken before the ConsumeQueue (resp. IndexFile) files
-// were synced, so every entry for a message below it is durable. Truncation lowers
-// them at once. At Open, after the CommitLog is recovered to commitLogMax:
+// were synced, so every entry for a message below it is durable. Every flush syncs
+// the ConsumeQueues; the IndexFiles only every IndexFlushInterval (default a minute)
+// and at close, since they are derived from the CommitLog alone and are rebuilt above
+// their checkpoint instead (decision 0017). Truncation lowers both at once. At Open,
+// after the CommitLog is recovered to commitLogMax:
 //
-//  1. resume = max(CommitLog min, min(both checkpoints)) (CommitLog min when either is
-//     missing), capped at commitLogMax; it is a record boundary.
+//  1. resume = the ConsumeQueue checkpoint and idxFrom = the IndexFile checkpoint, each
+//     at least the CommitLog min (the min when missing) and capped at commitLogMax;
+//     both are record boundaries.
 //  2. Each ConsumeQueue is cut at its first empty or torn entry, or first entry whose
 //     message does not end at or below commitLogMax.
-//  3. IndexFile entries at or beyond resume (and torn ones) are cut and the hash slots
-//     rebuilt from the kept entries.
+//  3. IndexFile entries at or beyond idxFrom (and torn ones) are cut and the hash slots
+//     rebuilt from the kept entries; then the records from idxFrom to resume are
+//     indexed again, without touching a ConsumeQueue (reindex).
 //  4. Records from resume to commitLogMax are re-dispatched in verify mode: an existing
 //     ConsumeQueue entry must equal what the record gives (a differing one is cut and
 //     rewritten), a missing one is appended, index entries are added for messages

@@ -5,9 +5,10 @@ import (
 	"time"
 )
 
-// flushLocked flushes the CommitLog, then the ConsumeQueues and IndexFiles, then
-// writes the checkpoint when it changed. The order matters: the checkpoint only ever
-// names CommitLog bytes that were msync'd before it was written. Caller holds flushMu.
+// flushLocked flushes the CommitLog, then the ConsumeQueues (and the IndexFiles when
+// indexFlushDue), then writes the checkpoint when it changed. The order matters: the
+// checkpoint only ever names CommitLog bytes that were msync'd before it was written.
+// Caller holds flushMu.
 func (s *Store) flushLocked() (PhysicalOffset, error) {
 	if obs := s.flushObserver.Load(); obs != nil {
 		defer func(start time.Time) { (*obs)(time.Since(start)) }(time.Now())
@@ -29,8 +30,11 @@ func (s *Store) flushLocked() (PhysicalOffset, error) {
 	if err := s.cq.flush(); err != nil {
 		return flushed, err
 	}
-	if err := s.index.flush(); err != nil {
-		return flushed, err
+	if s.indexFlushDue() {
+		if err := s.index.flush(); err != nil {
+			return flushed, err
+		}
+		s.lastIndexFlush = time.Now()
 	}
 	ts := s.lastStoreTimestamp.Load()
 	ck := checkpoint{
@@ -47,6 +51,16 @@ func (s *Store) flushLocked() (PhysicalOffset, error) {
 		s.lastCheckpoint = ck
 	}
 	return flushed, nil
+}
+
+// indexFlushDue reports whether this flush msyncs the IndexFiles: every
+// IndexFlushInterval and at close. Nothing needs them durable sooner: recovery
+// re-indexes the CommitLog from their own checkpoint (dispatcher.reindex), and
+// flushing them with every checkpoint wrote back most of the slot table's pages
+// each second under random keys (decision 0017). Caller holds flushMu.
+func (s *Store) indexFlushDue() bool {
+	iv := s.cfg.IndexFlushInterval
+	return iv < 0 || s.closed.Load() || time.Since(s.lastIndexFlush) >= iv
 }
 
 // flusher is the background flush driver (RocketMQ's FlushRealTimeService): every

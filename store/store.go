@@ -58,6 +58,8 @@ type Store struct {
 	lastStoreTimestamp atomic.Int64
 	// lastCheckpoint is what the checkpoint file holds. Guarded by flushMu.
 	lastCheckpoint checkpoint
+	// lastIndexFlush is when the IndexFiles were last msync'd. Guarded by flushMu.
+	lastIndexFlush time.Time
 
 	guard   atomic.Pointer[func(PhysicalOffset) bool]
 	flusher *flusher

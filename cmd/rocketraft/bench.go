@@ -26,7 +26,7 @@ func newBenchCommand() *cobra.Command {
 	var producers, count, size, batch, window, delayLevel, propertySize int
 	var client, mode, serialize string
 	var rate float64
-	var transaction bool
+	var transaction, keyRandom bool
 	var duration, timeout time.Duration
 	var creds credentialFlags
 	var produceTLS, consumeTLS clientTLSFlags
@@ -73,7 +73,7 @@ func newBenchCommand() *cobra.Command {
 					Namesrv: strings.Split(namesrv, ";"), Topic: topic, Group: produceGroup, Producers: producers,
 					Count: count, Duration: duration, MessageSize: size, Batch: batch,
 					Client: bench.Client(client), Mode: bench.Mode(mode), Window: window, Rate: rate, Serialize: st,
-					Tag: produceTag, KeyPrefix: keyPrefix, DelayLevel: delayLevel, PropertySize: propertySize, Transaction: transaction,
+					Tag: produceTag, KeyPrefix: keyPrefix, KeyRandom: keyRandom, DelayLevel: delayLevel, PropertySize: propertySize, Transaction: transaction,
 					Credentials: creds.credentials(), TLS: tlsCfg, Out: outs.Live, CSV: outs.CSV, JSON: outs.JSON,
 				})
 				return err
@@ -123,6 +123,7 @@ func newBenchCommand() *cobra.Command {
 	pf.Float64Var(&rate, "rate", 0, "open loop: messages per second over all producers, latency measured from each send's scheduled time (0 = closed loop)")
 	pf.StringVar(&produceTag, "tag", "", "TAGS of every message (empty = none)")
 	pf.StringVar(&keyPrefix, "key-prefix", "k", "message n gets KEYS <prefix>n, indexed by the broker (empty = no keys)")
+	pf.BoolVar(&keyRandom, "key-random", false, "KEYS are <prefix> and 16 hex digits mixed from n, spread over the IndexFile's hash slots as business keys such as UUIDs are (<prefix>n keys hash to neighbouring slots)")
 	pf.IntVar(&delayLevel, "delay-level", 0, "delay level 1-18 of every message (0 = not delayed)")
 	pf.IntVar(&propertySize, "property-size", 0, "bytes of an extra user property ("+bench.PadProperty+") on every message")
 	pf.BoolVar(&transaction, "transaction", false, "send every message as a transaction: half message, then commit")

@@ -86,6 +86,7 @@ func nodeConfig(cfg config.Broker, log hclog.Logger) (node.Config, error) {
 			WarmAhead:                  zeroMeansOff(cfg.CommitLogWarmAhead),
 			FlushMode:                  flushMode,
 			FlushInterval:              cfg.FlushInterval,
+			IndexFlushInterval:         cfg.IndexFlushInterval,
 			FileReservedTime:           cfg.FileReservedTime,
 			DeleteWhenHours:            cfg.DeleteWhen,
 			DiskMaxUsedSpaceRatio:      float64(cfg.DiskMaxUsedSpaceRatio) / 100,

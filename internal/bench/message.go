@@ -18,6 +18,7 @@ type shape struct {
 	body        []byte
 	tag         string
 	keyPrefix   string
+	keyRandom   bool
 	delayLevel  int
 	pad         string
 	transaction bool
@@ -32,7 +33,7 @@ func newShape(o ProduceOptions, now time.Time) shape {
 	for i := range body {
 		body[i] = byte('a' + i%26)
 	}
-	return shape{topic: o.Topic, body: body, tag: o.Tag, keyPrefix: o.KeyPrefix, delayLevel: o.DelayLevel,
+	return shape{topic: o.Topic, body: body, tag: o.Tag, keyPrefix: o.KeyPrefix, keyRandom: o.KeyRandom, delayLevel: o.DelayLevel,
 		pad: strings.Repeat("p", o.PropertySize), transaction: o.Transaction, group: o.Group,
 		runID: uint64(now.UnixNano())}
 }
@@ -50,6 +51,33 @@ func (s shape) appendUniqKey(b []byte, n int64) []byte {
 		}
 	}
 	return b
+}
+
+// appendKey appends message n's KEYS: the prefix and n, or with keyRandom the
+// prefix and 16 hex digits mixed from n and the run, so that keys land on hash
+// slots all over the IndexFile as business keys such as UUIDs do (prefix+n
+// keys hash to neighbouring slots: Java's String.hashCode of "k1000" and
+// "k1001" differ by one).
+func (s shape) appendKey(b []byte, n int64) []byte {
+	b = append(b, s.keyPrefix...)
+	if !s.keyRandom {
+		return strconv.AppendInt(b, n, 10)
+	}
+	const hex = "0123456789ABCDEF"
+	v := splitmix64(s.runID + uint64(n))
+	for shift := 60; shift >= 0; shift -= 4 {
+		b = append(b, hex[v>>uint(shift)&0xF])
+	}
+	return b
+}
+
+// splitmix64 is a bijective 64-bit mixer (Steele, Lea and Flood's SplitMix64
+// finaliser): consecutive inputs give unrelated outputs.
+func splitmix64(x uint64) uint64 {
+	x += 0x9E3779B97F4A7C15
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EB
+	return x ^ (x >> 31)
 }
 
 // encodedProperties is store.EncodeProperties(s.properties(n)) built directly,
@@ -75,7 +103,7 @@ func (s shape) encodedProperties(n int64) string {
 			}
 		case store.PropertyKeys:
 			if s.keyPrefix != "" {
-				prop(name, func(b []byte) []byte { return strconv.AppendInt(append(b, s.keyPrefix...), n, 10) })
+				prop(name, func(b []byte) []byte { return s.appendKey(b, n) })
 			}
 		case store.PropertyProducerGroup:
 			if s.transaction {
@@ -108,7 +136,7 @@ var sortedPropertyNames = func() []string {
 func (s shape) properties(n int64) map[string]string {
 	p := map[string]string{store.PropertyUniqKey: s.uniqKey(n)}
 	if s.keyPrefix != "" {
-		p[store.PropertyKeys] = s.keyPrefix + strconv.FormatInt(n, 10)
+		p[store.PropertyKeys] = string(s.appendKey(nil, n))
 	}
 	if s.tag != "" {
 		p[store.PropertyTags] = s.tag
@@ -131,7 +159,7 @@ func (s shape) properties(n int64) map[string]string {
 func (s shape) goMessage(n int64) *primitive.Message {
 	m := primitive.NewMessage(s.topic, s.body)
 	if s.keyPrefix != "" {
-		m.WithKeys([]string{s.keyPrefix + strconv.FormatInt(n, 10)})
+		m.WithKeys([]string{string(s.appendKey(nil, n))})
 	}
 	if s.tag != "" {
 		m.WithTag(s.tag)

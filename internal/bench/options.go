@@ -84,6 +84,9 @@ type ProduceOptions struct {
 	// KeyPrefix, when set, gives message n the key KeyPrefix+n (KEYS, indexed
 	// by the broker's IndexFile); "" sends no keys.
 	KeyPrefix string
+	// KeyRandom makes the part after KeyPrefix 16 hex digits mixed from n
+	// instead of n, spreading the keys over the IndexFile's hash slots.
+	KeyRandom bool
 	// DelayLevel, 1..18, stores every message as delayed (DELAY); 0 = none.
 	DelayLevel int
 	// PropertySize adds a user property of this many bytes to every message

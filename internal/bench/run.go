@@ -130,7 +130,7 @@ func newRunner(o ProduceOptions) *runner {
 	return &runner{o: o, title: title, info: RunInfo{Command: "produce", Client: string(o.Client), Topic: o.Topic,
 		Group: o.Group, Mode: string(o.Mode), Producers: o.Producers, Window: o.Window, Count: o.Count,
 		DurationS: o.Duration.Seconds(), Rate: o.Rate, Size: o.MessageSize, Batch: o.Batch, Tag: o.Tag,
-		KeyPrefix: o.KeyPrefix, DelayLevel: o.DelayLevel, PropertySize: o.PropertySize, Transaction: o.Transaction}}
+		KeyPrefix: o.KeyPrefix, KeyRandom: o.KeyRandom, DelayLevel: o.DelayLevel, PropertySize: o.PropertySize, Transaction: o.Transaction}}
 }
 
 // run starts the clock: it sends with send from o.Producers workers (each

@@ -26,6 +26,7 @@ type RunInfo struct {
 	Batch        int     `json:"batch,omitempty"`
 	Tag          string  `json:"tag,omitempty"`
 	KeyPrefix    string  `json:"key_prefix,omitempty"`
+	KeyRandom    bool    `json:"key_random,omitempty"`
 	DelayLevel   int     `json:"delay_level,omitempty"`
 	PropertySize int     `json:"property_size,omitempty"`
 	Transaction  bool    `json:"transaction,omitempty"`
