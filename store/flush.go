@@ -35,6 +35,8 @@ func (s *Store) flushLocked() (PhysicalOffset, error) {
 			return flushed, err
 		}
 		s.lastIndexFlush = time.Now()
+	} else if err := s.index.writeBackEntries(); err != nil {
+		return flushed, err
 	}
 	ts := s.lastStoreTimestamp.Load()
 	ck := checkpoint{

@@ -191,3 +191,50 @@ func TestIndexFlushedOnItsOwnInterval(t *testing.T) {
 		t.Fatalf("index checkpoint %d with IndexFlushInterval<0, want %d", idx, third)
 	}
 }
+
+// TestWriteBackEntriesFollowsTheEntries: between index flushes the flusher hands
+// the entries appended since its last call to the kernel, and after a cut it goes
+// on from the cut, not from beyond it (which would skip the rewritten entries).
+func TestWriteBackEntriesFollowsTheEntries(t *testing.T) {
+	dir := t.TempDir()
+	src := newFakeLog(1 << 20)
+	s := openDQ(t, dir, src, testOpts{entriesPerFile: 100, hashSlots: 8, maxEntries: 200})
+	var offs []PhysicalOffset
+	put := func(n int) {
+		for range n {
+			off, _ := src.append(t, testMsg{topic: "T", queue: 0, keys: "k", body: "x", ts: 1000})
+			offs = append(offs, off)
+		}
+		syncDispatch(t, s, src)
+	}
+	started := func() int {
+		t.Helper()
+		if err := s.index.writeBackEntries(); err != nil {
+			t.Fatal(err)
+		}
+		files := s.index.snapshot()
+		if len(files) != 1 {
+			t.Fatalf("%d index files", len(files))
+		}
+		if f := files[0]; f.startedEntries != f.count() {
+			t.Fatalf("write-back started %d entries, the file holds %d", f.startedEntries, f.count())
+		}
+		return files[0].startedEntries
+	}
+	put(10)
+	if n := started(); n != 11 { // entry 0 is unused
+		t.Fatalf("started %d, want 11", n)
+	}
+	if err := s.dispatcher.truncate(offs[4]); err != nil {
+		t.Fatal(err)
+	}
+	if n := started(); n != 5 {
+		t.Fatalf("after the cut: started %d, want 5", n)
+	}
+	src.truncate(t, offs[4])
+	offs = offs[:4]
+	put(3)
+	if n := started(); n != 8 {
+		t.Fatalf("after three more: started %d, want 8", n)
+	}
+}

@@ -53,6 +53,9 @@ type indexFile struct {
 	maxEntries int
 	// dirty is set by put and cut and cleared by flush.
 	dirty atomic.Bool
+	// startedEntries is how many entries writeBackEntries has handed to the
+	// kernel; only the flusher goroutine (flushMu) touches it.
+	startedEntries int
 }
 
 // indexFileName names a file by the store time of its first message (UTC, so that
@@ -260,6 +263,27 @@ func (f *indexFile) flush() error {
 		f.dirty.Store(true)
 		return fmt.Errorf("msync index %s: %w", f.name, err)
 	}
+	return nil
+}
+
+// writeBackEntries starts the write-back of the entries added since it last ran,
+// without waiting and without making them durable (flush does that). Entries are
+// only ever appended, so writing them as they come costs no extra disk writes,
+// while leaving them for the IndexFlushInterval's msync, or for the kernel, which
+// writes back a whole dirty file once it is 30 s old, sent tens of MB at once
+// ahead of raft's fsyncs. The hash slot table is left to flush: its pages are
+// rewritten all the time, so writing them more often writes more.
+func (f *indexFile) writeBackEntries() error {
+	n := min(f.count(), f.maxEntries)
+	if n <= f.startedEntries {
+		f.startedEntries = min(f.startedEntries, n) // cut back
+		return nil
+	}
+	from, to := int64(f.entryPos(f.startedEntries)), int64(f.entryPos(n))
+	if err := unix.SyncFileRange(int(f.file.Fd()), from, to-from, unix.SYNC_FILE_RANGE_WRITE); err != nil {
+		return fmt.Errorf("write back index %s entries: %w", f.name, err)
+	}
+	f.startedEntries = n
 	return nil
 }
 

@@ -232,6 +232,18 @@ func (s *indexService) flush() error {
 	return writeOffsetFile(filepath.Join(s.dir, indexCheckpointName), PhysicalOffset(hint))
 }
 
+// writeBackEntries starts the write-back of the entries added since the last
+// call, in every file (indexFile.writeBackEntries); the flusher calls it when it
+// does not flush the IndexFiles.
+func (s *indexService) writeBackEntries() error {
+	for _, f := range s.snapshot() {
+		if err := f.writeBackEntries(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (s *indexService) checkpoint() (PhysicalOffset, bool) {
 	return readOffsetFile(filepath.Join(s.dir, indexCheckpointName))
 }
