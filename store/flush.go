@@ -35,8 +35,11 @@ func (s *Store) flushLocked() (PhysicalOffset, error) {
 			return flushed, err
 		}
 		s.lastIndexFlush = time.Now()
-	} else if err := s.index.writeBackEntries(); err != nil {
-		return flushed, err
+	} else if err := s.index.writeBackEntries(); err != nil && !s.writeBackWarned {
+		// Only a hint to the kernel: the index's own sync makes it durable, so a
+		// file system that refuses it costs a warning, not the checkpoint.
+		s.log.Warn("starting the IndexFiles' write-back failed; they are synced every indexFlushInterval regardless", "error", err)
+		s.writeBackWarned = true
 	}
 	ts := s.lastStoreTimestamp.Load()
 	ck := checkpoint{

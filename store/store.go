@@ -58,8 +58,10 @@ type Store struct {
 	lastStoreTimestamp atomic.Int64
 	// lastCheckpoint is what the checkpoint file holds. Guarded by flushMu.
 	lastCheckpoint checkpoint
-	// lastIndexFlush is when the IndexFiles were last msync'd. Guarded by flushMu.
-	lastIndexFlush time.Time
+	// lastIndexFlush is when the IndexFiles were last msync'd, and writeBackWarned
+	// whether a failed write-back of their entries was logged. Guarded by flushMu.
+	lastIndexFlush  time.Time
+	writeBackWarned bool
 
 	guard   atomic.Pointer[func(PhysicalOffset) bool]
 	flusher *flusher
