@@ -34,7 +34,7 @@ func BenchmarkDispatch(b *testing.B) {
 		s.dispatcher.src = src
 		b.StartTimer()
 		s.dispatcher.mu.Lock()
-		err := s.dispatcher.dispatchTo(min(src.maxOffset(), offsetOfMessage(src, min(n, b.N-done))), false)
+		err := s.dispatcher.dispatchTo(min(src.maxOffset(), offsetOfMessage(src, min(n, b.N-done))), dispatchLive)
 		s.dispatcher.mu.Unlock()
 		if err != nil {
 			b.Fatal(err)

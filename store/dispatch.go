@@ -132,7 +132,7 @@ func (d *dispatcher) loop() {
 				d.mu.Unlock()
 				break
 			}
-			err := d.dispatchTo(min(limit, from+maxRoundBytes), false)
+			err := d.dispatchTo(min(limit, from+maxRoundBytes), dispatchLive)
 			d.mu.Unlock()
 			if err != nil && errors.Is(err, syscall.ENOSPC) {
 				// A full disk is not corruption: wait for space (retention, the
@@ -197,14 +197,10 @@ func (d *dispatcher) setDispatched(off PhysicalOffset) {
 }
 
 // dispatchTo dispatches every record from the dispatched offset up to limit (a record
-// boundary) and notifies the queues written, once each. In verify mode (recovery)
+// boundary) and notifies the queues written, once each. With dispatchVerify (recovery)
 // ConsumeQueue entries that already exist are checked instead of written. Caller
 // holds mu.
-func (d *dispatcher) dispatchTo(limit PhysicalOffset, verify bool) error {
-	mode := dispatchLive
-	if verify {
-		mode = dispatchVerify
-	}
+func (d *dispatcher) dispatchTo(limit PhysicalOffset, mode dispatchMode) error {
 	off := d.dispatched()
 	d.round++
 	d.touched = d.touched[:0]
@@ -458,13 +454,13 @@ func (d *dispatcher) recover(commitLogMax PhysicalOffset) error {
 	}
 	d.topics = make(map[string][]*consumeQueue)
 	d.dispatchedOff.Store(int64(resume))
-	err := d.dispatchTo(commitLogMax, true)
+	err := d.dispatchTo(commitLogMax, dispatchVerify)
 	if errors.Is(err, ErrQueueInvariant) && resume > clMin {
 		// A queue lost entries below the checkpoint (files removed by hand): verify
 		// every queue from the start of the CommitLog.
 		d.log.Warn("consumequeue gap below checkpoint, re-dispatching from CommitLog start", "checkpoint", resume, "error", err)
 		d.dispatchedOff.Store(int64(clMin))
-		err = d.dispatchTo(commitLogMax, true)
+		err = d.dispatchTo(commitLogMax, dispatchVerify)
 	}
 	if err != nil {
 		return err

@@ -162,7 +162,7 @@ func syncDispatch(t testing.TB, s *Store, src *fakeLog) {
 	t.Helper()
 	d := s.dispatcher
 	d.mu.Lock()
-	err := d.dispatchTo(src.maxOffset(), false)
+	err := d.dispatchTo(src.maxOffset(), dispatchLive)
 	d.mu.Unlock()
 	if err != nil {
 		t.Fatal(err)
@@ -265,7 +265,7 @@ func TestDispatchRejectsQueueOffsetGap(t *testing.T) {
 	src.append(t, testMsg{topic: "T", queue: 0, body: "y", ts: 1})
 	d := s.dispatcher
 	d.mu.Lock()
-	err := d.dispatchTo(src.maxOffset(), false)
+	err := d.dispatchTo(src.maxOffset(), dispatchLive)
 	d.mu.Unlock()
 	if !errors.Is(err, ErrQueueInvariant) {
 		t.Fatalf("dispatch over a gap: %v, want ErrQueueInvariant", err)

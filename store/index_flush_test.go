@@ -135,6 +135,19 @@ func keyedRecords(t *testing.T, n, seed int) [][]byte {
 	return recs
 }
 
+// appendAndFlush appends recs, waits for the reput to index them and flushes the
+// store; it returns the offset the flush made durable.
+func appendAndFlush(t *testing.T, s *Store, recs [][]byte, ts int64) PhysicalOffset {
+	t.Helper()
+	mustAppend(t, s, recs, ts)
+	waitDispatched(t, s, s.MaxPhysicalOffset())
+	flushed, err := s.Flush()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return flushed
+}
+
 // TestIndexFlushedOnItsOwnInterval: a store's flush syncs the ConsumeQueues every
 // time and the IndexFiles only every IndexFlushInterval and at Close; a crash in
 // between loses nothing a query finds.
@@ -143,18 +156,8 @@ func TestIndexFlushedOnItsOwnInterval(t *testing.T) {
 	cfg := testConfig(dir)
 	cfg.IndexFlushInterval = time.Hour
 	s := openTest(t, cfg)
-	mustAppend(t, s, keyedRecords(t, 10, 0), 1000)
-	waitDispatched(t, s, s.MaxPhysicalOffset())
-	first, err := s.Flush() // the first flush is due: nothing flushed the index yet
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustAppend(t, s, keyedRecords(t, 10, 10), 2000)
-	waitDispatched(t, s, s.MaxPhysicalOffset())
-	second, err := s.Flush()
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := appendAndFlush(t, s, keyedRecords(t, 10, 0), 1000) // the first flush is due: nothing flushed the index yet
+	second := appendAndFlush(t, s, keyedRecords(t, 10, 10), 2000)
 	if cq, _ := s.cq.checkpoint(); cq != second {
 		t.Fatalf("consumequeue checkpoint %d, want %d", cq, second)
 	}
@@ -181,12 +184,7 @@ func TestIndexFlushedOnItsOwnInterval(t *testing.T) {
 	cfg.IndexFlushInterval = -1
 	s = openTest(t, cfg)
 	defer s.Close()
-	mustAppend(t, s, keyedRecords(t, 5, 20), 3000)
-	waitDispatched(t, s, s.MaxPhysicalOffset())
-	third, err := s.Flush()
-	if err != nil {
-		t.Fatal(err)
-	}
+	third := appendAndFlush(t, s, keyedRecords(t, 5, 20), 3000)
 	if idx, _ := s.index.checkpoint(); idx != third {
 		t.Fatalf("index checkpoint %d with IndexFlushInterval<0, want %d", idx, third)
 	}

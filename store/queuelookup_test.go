@@ -121,7 +121,7 @@ func TestReadMessageAtRefusesRecordsInNoQueue(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		s.dispatcher.mu.Lock()
 		defer s.dispatcher.mu.Unlock()
-		_ = s.dispatcher.dispatchTo(src.maxOffset(), false)
+		_ = s.dispatcher.dispatchTo(src.maxOffset(), dispatchLive)
 	}()
 	b, release, err := s.ReadMessageAt(late)
 	if err != nil {
