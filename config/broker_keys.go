@@ -437,7 +437,7 @@ var brokerKeys = []keySpec[Broker]{
 		check: func(b *Broker) string { return intRule(int64(b.MaxIndexNum), 1, maxIndexFileSize/indexEntrySize) },
 	},
 	{
-		name: "maxHashSlotNum", doc: "Hash slots per IndexFile.",
+		name: "maxHashSlotNum", doc: "Hash slots per IndexFile. The table of the file being written (4 bytes a slot, 20 MB by default) is kept on the heap and written into the file once it is full (decision 0018).",
 		set: func(b *Broker, s string) error {
 			n, err := parseInt(s, 1, maxIndexFileSize/indexSlotSize)
 			if err != nil {

@@ -105,7 +105,7 @@ func (s *Store) resetFrom(start PhysicalOffset, r io.Reader, tail sync.Locker, p
 		return fmt.Errorf("store: reset: flush: %w", err)
 	}
 	s.log.Info("CommitLog reset from snapshot", "min", start, "max", end)
-	if err := s.openLogics(end, prepare); err != nil {
+	if err := s.openLogics(end, prepare, true); err != nil { // the IndexFiles were removed
 		return fmt.Errorf("store: reset: %w", err)
 	}
 	if _, err := s.flushLocked(); err != nil {

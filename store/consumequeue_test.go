@@ -133,7 +133,7 @@ func TestRecoverFromCheckpointAfterTruncate(t *testing.T) {
 	if err := s.cq.flush(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.index.flush(); err != nil {
+	if err := s.index.flush(false); err != nil {
 		t.Fatal(err)
 	}
 	src.truncate(t, offs[4])

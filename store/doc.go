@@ -170,6 +170,11 @@
 //	12      4     timeDiff: (storeTimestamp - beginTimestamp) / 1000, in seconds
 //	16      4     prevIndex: older entry of the same slot (0 ends the chain)
 //
+// The slot table of the file being written is kept in memory, not in the mapping: its
+// slot region on disk is stale until the file is full, when the flusher copies the
+// table in 1 MiB per round, or the store closes (decision 0018). After a crash the
+// table is rebuilt from the entries.
+//
 // Each message adds topic#UNIQ_KEY and topic#k for every space-separated KEYS entry.
 // A query walks the chain of the key's slot in every file whose time span meets
 // [begin, end], newest file first, keeping entries with the same hash and a time in
@@ -191,8 +196,10 @@
 //  2. Each ConsumeQueue is cut at its first empty or torn entry, or first entry whose
 //     message does not end at or below commitLogMax.
 //  3. IndexFile entries at or beyond idxFrom (and torn ones) are cut and the hash slots
-//     rebuilt from the kept entries; then the records from idxFrom to resume are
-//     indexed again, without touching a ConsumeQueue (reindex).
+//     rebuilt from the kept entries, as are the slots of the last file after a crash
+//     (they were in memory); then the records from idxFrom to resume are indexed
+//     again, without touching a ConsumeQueue (reindex). The index checkpoint is never
+//     above the last entry of a full file whose slot table is not yet in it.
 //  4. Records from resume to commitLogMax are re-dispatched in verify mode: an existing
 //     ConsumeQueue entry must equal what the record gives (a differing one is cut and
 //     rewritten), a missing one is appended, index entries are added for messages

@@ -31,11 +31,11 @@ func (s *Store) flushLocked() (PhysicalOffset, error) {
 		return flushed, err
 	}
 	if s.indexFlushDue() {
-		if err := s.index.flush(); err != nil {
+		if err := s.index.flush(s.final); err != nil {
 			return flushed, err
 		}
 		s.lastIndexFlush = time.Now()
-	} else if err := s.index.writeBackEntries(); err != nil && !s.writeBackWarned {
+	} else if err := s.index.writeBack(); err != nil && !s.writeBackWarned {
 		// Only a hint to the kernel: the index's own sync makes it durable, so a
 		// file system that refuses it costs a warning, not the checkpoint.
 		s.log.Warn("starting the IndexFiles' write-back failed; they are synced every indexFlushInterval regardless", "error", err)
@@ -65,7 +65,7 @@ func (s *Store) flushLocked() (PhysicalOffset, error) {
 // each second under random keys (decision 0017). Caller holds flushMu.
 func (s *Store) indexFlushDue() bool {
 	iv := s.cfg.IndexFlushInterval
-	return iv < 0 || s.closed.Load() || time.Since(s.lastIndexFlush) >= iv
+	return iv < 0 || s.final || time.Since(s.lastIndexFlush) >= iv
 }
 
 // flusher is the background flush driver (RocketMQ's FlushRealTimeService): every

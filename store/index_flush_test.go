@@ -62,7 +62,7 @@ func TestReindexRebuildsIndexAboveItsCheckpoint(t *testing.T) {
 			if err := s.cq.flush(); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.index.flush(); err != nil {
+			if err := s.index.flush(false); err != nil {
 				t.Fatal(err)
 			}
 			// The index file as its checkpoint left it: what a crash restores.
@@ -207,7 +207,7 @@ func TestWriteBackEntriesFollowsTheEntries(t *testing.T) {
 	}
 	started := func() int {
 		t.Helper()
-		if err := s.index.writeBackEntries(); err != nil {
+		if err := s.index.writeBack(); err != nil {
 			t.Fatal(err)
 		}
 		files := s.index.snapshot()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,6 +45,13 @@ const (
 // a reader that follows a slot sees a complete entry; a torn chain is only possible
 // during truncation, which runs with dispatch stopped and readers tolerate (they stop
 // at an index beyond indexCount).
+//
+// The hash slot table of the file being written lives in memory (mem), not in the
+// mapping (decision 0018): every key rewrites a slot at a random place in it, so
+// through the mapping it was a file region dirty all over, written back by the
+// kernel in 20 MB bursts. The entries and the header stay in the mapping. Once the
+// file is full the flusher copies the table into the mapping a piece at a time
+// (writeOutSlots) and then drops mem; close copies what is left (flush with final).
 type indexFile struct {
 	path       string
 	name       string
@@ -56,7 +64,26 @@ type indexFile struct {
 	// startedEntries is how many entries writeBackEntries has handed to the
 	// kernel; only the flusher goroutine (flushMu) touches it.
 	startedEntries int
+	// mem, when set, is the hash slot table; the mapping's slot region is then
+	// stale until writeOutSlots has copied all of mem into it.
+	mem atomic.Pointer[slotTable]
+	// slotsMu orders writeOutSlots and cut, the writers of a full file's slots
+	// (put never writes a full file). copied is how many slots of mem the
+	// write-out has copied into the mapping so far; guarded by slotsMu.
+	slotsMu sync.Mutex
+	copied  int
+	// staleSlots: the store did not close cleanly while this file was written,
+	// so the slot table in the mapping is older than its entries; recovery
+	// rebuilds it (indexService.recoverFiles).
+	staleSlots bool
 }
+
+// slotTable is a hash slot table in memory: slot i is entry number, native order.
+type slotTable []atomic.Int32
+
+// slotsPerWriteOut is how many slots one writeOutSlots call copies into the mapping
+// (1 MiB): a 20 MB table goes out over 20 flusher rounds (10 s at 500 ms), not at once.
+const slotsPerWriteOut = 1 << 18
 
 // indexFileName names a file by the store time of its first message (UTC, so that
 // replicas agree whatever their time zone).
@@ -90,6 +117,8 @@ func createIndexFile(dir, name string, hashSlots, maxEntries int) (*indexFile, e
 	binary.BigEndian.PutUint32(f.data[hdrSlotCount:], uint32(hashSlots))
 	f.setCount(1)
 	f.dirty.Store(true)
+	m := make(slotTable, hashSlots)
+	f.mem.Store(&m)
 	return f, nil
 }
 
@@ -135,14 +164,35 @@ func (f *indexFile) count() int               { return int(f.u32(hdrIndexCount))
 func (f *indexFile) setCount(n int)           { f.setU32(hdrIndexCount, int32(n)) }
 func (f *indexFile) full() bool               { return f.count() >= f.maxEntries }
 func (f *indexFile) empty() bool              { return f.count() <= 1 }
-func (f *indexFile) slotPos(hash int32) int {
-	return indexHeaderSize + int(hash)%f.hashSlots*indexSlotSize
+func (f *indexFile) slotOf(hash int32) int    { return int(hash) % f.hashSlots }
+
+// slot is the newest entry number of slot i (0 = none), from mem when set.
+func (f *indexFile) slot(i int) int32 {
+	if m := f.mem.Load(); m != nil {
+		return (*m)[i].Load()
+	}
+	return f.u32(indexHeaderSize + i*indexSlotSize)
+}
+
+func (f *indexFile) setSlot(i int, v int32) {
+	if m := f.mem.Load(); m != nil {
+		(*m)[i].Store(v)
+		return
+	}
+	f.setU32(indexHeaderSize+i*indexSlotSize, v)
+}
+
+// loadSlots puts the mapping's slot table into memory, for the file that is
+// written next (indexService's open).
+func (f *indexFile) loadSlots() {
+	m := make(slotTable, f.hashSlots)
+	for i := range m {
+		m[i].Store(f.u32(indexHeaderSize + i*indexSlotSize))
+	}
+	f.mem.Store(&m)
 }
 func (f *indexFile) entryPos(i int) int {
 	return indexHeaderSize + f.hashSlots*indexSlotSize + i*indexEntrySize
-}
-func (f *indexFile) slotsRegion() (int, int) {
-	return indexHeaderSize, indexHeaderSize + f.hashSlots*indexSlotSize
 }
 func (f *indexFile) entryPhy(i int) PhysicalOffset { return PhysicalOffset(f.u64(f.entryPos(i) + 4)) }
 
@@ -159,13 +209,13 @@ func (f *indexFile) put(hash int32, phy PhysicalOffset, storeTS int64) {
 	}
 	diff := (storeTS - f.beginTimestamp()) / 1000
 	diff = max(0, min(diff, 1<<31-1))
-	sp := f.slotPos(hash)
+	si := f.slotOf(hash)
 	e := f.entryPos(n)
 	f.setU32(e, hash)
 	f.setU64(e+4, int64(phy))
 	f.setU32(e+12, int32(diff))
-	f.setU32(e+16, f.u32(sp))
-	f.setU32(sp, int32(n))
+	f.setU32(e+16, f.slot(si))
+	f.setSlot(si, int32(n))
 	f.setU64(hdrEndTimestamp, storeTS)
 	f.setU64(hdrEndPhy, int64(phy))
 	f.setCount(n + 1)
@@ -182,7 +232,7 @@ func (f *indexFile) timeMatched(begin, end int64) bool {
 // [begin, end], newest first, until out holds maxNum.
 func (f *indexFile) lookup(out []PhysicalOffset, hash int32, maxNum int, begin, end int64) []PhysicalOffset {
 	n := f.count()
-	i := int(f.u32(f.slotPos(hash)))
+	i := int(f.slot(f.slotOf(hash)))
 	fb := f.beginTimestamp()
 	for steps := 0; i > 0 && i < n && len(out) < maxNum && steps < n; steps++ {
 		e := f.entryPos(i)
@@ -204,19 +254,24 @@ func (f *indexFile) lookup(out []PhysicalOffset, hash int32, maxNum int, begin, 
 }
 
 // cut keeps the first keep entries (entry numbers below keep) and rebuilds the slots
-// from them, which also repairs chains torn by a crash. endTimestamp becomes the
-// time of the last kept entry as given by tsOf (second precision if unknown).
+// from them, in memory, which also repairs chains torn by a crash and a slot table
+// left stale by one. endTimestamp becomes the time of the last kept entry as given by
+// tsOf (second precision if unknown).
 func (f *indexFile) cut(keep int, tsOf func(PhysicalOffset) (int64, bool)) {
 	keep = max(1, min(keep, f.maxEntries))
+	f.slotsMu.Lock()
+	defer f.slotsMu.Unlock()
 	f.dirty.Store(true)
-	lo, hi := f.slotsRegion()
-	clearNonZero(f.data[lo:hi])
+	m := make(slotTable, f.hashSlots)
 	for i := 1; i < keep; i++ {
 		e := f.entryPos(i)
-		sp := f.slotPos(f.u32(e))
-		f.setU32(e+16, f.u32(sp))
-		f.setU32(sp, int32(i))
+		si := f.slotOf(f.u32(e))
+		f.setU32(e+16, m[si].Load())
+		m[si].Store(int32(i))
 	}
+	f.mem.Store(&m)
+	f.copied = 0
+	f.staleSlots = false
 	clearNonZero(f.data[f.entryPos(keep):f.entryPos(f.maxEntries)])
 	f.setCount(keep)
 	if keep <= 1 {
@@ -253,6 +308,44 @@ func (f *indexFile) validCount(limit PhysicalOffset) int {
 		valid = i + 1
 	}
 	return valid
+}
+
+// writeOutSlots copies up to limit slots (all when max < 0) of a full file's table
+// from memory into the mapping and starts their write-back; once every slot is
+// there, mem goes and readers use the mapping. final (close: nothing is written any
+// more) does the same for a file that is not full. It reports whether mem is still
+// set afterwards. Flusher goroutine.
+func (f *indexFile) writeOutSlots(limit int, final bool) (pending bool, err error) {
+	f.slotsMu.Lock()
+	defer f.slotsMu.Unlock()
+	m := f.mem.Load()
+	if m == nil {
+		return false, nil
+	}
+	if !final && !f.full() {
+		return true, nil // the dispatcher still writes it
+	}
+	from := f.copied
+	to := len(*m)
+	if limit >= 0 {
+		to = min(to, from+limit)
+	}
+	for i := from; i < to; i++ {
+		f.setU32(indexHeaderSize+i*indexSlotSize, (*m)[i].Load())
+	}
+	f.copied = to
+	f.dirty.Store(true)
+	if to > from && !final {
+		off := int64(indexHeaderSize + from*indexSlotSize)
+		if e := unix.SyncFileRange(int(f.file.Fd()), off, int64(to-from)*indexSlotSize, unix.SYNC_FILE_RANGE_WRITE); e != nil {
+			err = fmt.Errorf("write back index %s slots: %w", f.name, e)
+		}
+	}
+	if to == len(*m) {
+		f.mem.Store(nil)
+		return false, err
+	}
+	return true, err
 }
 
 func (f *indexFile) flush() error {

@@ -1,12 +1,14 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -36,8 +38,11 @@ type indexService struct {
 	hintMu         sync.Mutex
 }
 
-// newIndexService maps every IndexFile under dir.
-func newIndexService(dir string, hashSlots, maxEntries int, log hclog.Logger) (*indexService, error) {
+// newIndexService maps every IndexFile under dir. The last one, unless full, is
+// written next: its slot table is read into memory (indexFile.mem). slotsDurable
+// says the store was closed cleanly, which wrote that table into the file; after a
+// crash it is stale and recovery rebuilds it (recoverFiles).
+func newIndexService(dir string, hashSlots, maxEntries int, slotsDurable bool, log hclog.Logger) (*indexService, error) {
 	if hashSlots <= 0 || maxEntries <= 1 {
 		return nil, fmt.Errorf("store: index hashSlots %d must be positive and maxEntries %d above 1", hashSlots, maxEntries)
 	}
@@ -71,6 +76,11 @@ func newIndexService(dir string, hashSlots, maxEntries int, log hclog.Logger) (*
 			return nil, err
 		}
 		s.files = append(s.files, f)
+	}
+	if n := len(s.files); n > 0 && !s.files[n-1].full() {
+		last := s.files[n-1]
+		last.loadSlots()
+		last.staleSlots = !slotsDurable && !last.empty()
 	}
 	return s, nil
 }
@@ -191,9 +201,15 @@ func (s *indexService) recoverFiles(limit PhysicalOffset, tsOf func(PhysicalOffs
 	files := s.files
 	s.mu.Unlock()
 	for _, f := range files {
-		if valid := f.validCount(limit); valid != f.count() || f.slotsDamaged(valid) {
+		valid := f.validCount(limit)
+		switch {
+		case valid != f.count() || f.slotsDamaged(valid):
 			s.log.Warn("index file cut on recovery", "file", f.name, "entries", f.count()-1, "kept", valid-1)
 			f.cut(valid, tsOf)
+		case f.staleSlots:
+			start := time.Now()
+			f.cut(valid, tsOf)
+			s.log.Info("rebuilt the hash slots of the index file being written at the crash from its entries", "file", f.name, "entries", valid-1, "took", time.Since(start))
 		}
 	}
 	return s.truncate(limit, tsOf)
@@ -201,9 +217,8 @@ func (s *indexService) recoverFiles(limit PhysicalOffset, tsOf func(PhysicalOffs
 
 // slotsDamaged reports a slot that names an entry at or beyond count.
 func (f *indexFile) slotsDamaged(count int) bool {
-	lo, hi := f.slotsRegion()
-	for p := lo; p < hi; p += indexSlotSize {
-		if v := f.u32(p); v < 0 || int(v) >= count {
+	for i := range f.hashSlots {
+		if v := f.slot(i); v < 0 || int(v) >= count {
 			return true
 		}
 	}
@@ -218,30 +233,50 @@ func (s *indexService) setHint(off PhysicalOffset) {
 }
 
 // flush syncs every file written since the last flush and then records the dispatch
-// progress they cover.
-func (s *indexService) flush() error {
+// progress they cover. The file being written is synced without its slot table,
+// which recovery rebuilds from the entries. A full file whose table is still on its
+// way from memory (writeBack) holds the checkpoint at its last entry, so that
+// recovery cuts it there and rebuilds its table too. final (close, dispatch stopped)
+// first writes every table into its file.
+func (s *indexService) flush(final bool) error {
 	s.hintMu.Lock()
-	hint := s.dispatchedHint
+	hint := PhysicalOffset(s.dispatchedHint)
 	s.hintMu.Unlock()
 	files := s.snapshot()
 	for _, f := range files {
+		if final {
+			if _, err := f.writeOutSlots(-1, true); err != nil {
+				return err
+			}
+		}
 		if err := f.flush(); err != nil {
 			return err
 		}
 	}
-	return writeOffsetFile(filepath.Join(s.dir, indexCheckpointName), PhysicalOffset(hint))
-}
-
-// writeBackEntries starts the write-back of the entries added since the last
-// call, in every file (indexFile.writeBackEntries); the flusher calls it when it
-// does not flush the IndexFiles.
-func (s *indexService) writeBackEntries() error {
-	for _, f := range s.snapshot() {
-		if err := f.writeBackEntries(); err != nil {
-			return err
+	for _, f := range files {
+		if f.full() && f.mem.Load() != nil {
+			hint = min(hint, f.endPhy())
 		}
 	}
-	return nil
+	return writeOffsetFile(filepath.Join(s.dir, indexCheckpointName), hint)
+}
+
+// writeBack starts the write-back of the entries added since the last call
+// (indexFile.writeBackEntries) and copies the next slotsPerWriteOut slots of each
+// full file's table into its mapping (indexFile.writeOutSlots); the flusher calls
+// it when it does not flush the IndexFiles. Both are hints to the kernel: an error
+// leaves the data in memory and is returned once every file had its turn.
+func (s *indexService) writeBack() error {
+	var errs []error
+	for _, f := range s.snapshot() {
+		if err := f.writeBackEntries(); err != nil {
+			errs = append(errs, err)
+		}
+		if _, err := f.writeOutSlots(slotsPerWriteOut, false); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (s *indexService) checkpoint() (PhysicalOffset, bool) {

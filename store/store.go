@@ -62,6 +62,9 @@ type Store struct {
 	// whether a failed write-back of their entries was logged. Guarded by flushMu.
 	lastIndexFlush  time.Time
 	writeBackWarned bool
+	// final is set by Close, under flushMu, once the dispatcher has stopped: its
+	// flush writes the IndexFiles' slot tables from memory into the files.
+	final bool
 
 	guard   atomic.Pointer[func(PhysicalOffset) bool]
 	flusher *flusher
@@ -141,7 +144,7 @@ func Open(cfg Config) (*Store, error) {
 	log.Info("CommitLog recovered", "min", s.commitLog.minOffset(), "max", end, "clean", !dirty, "checkpoint", haveCk, "raft_entry_log", cfg.RaftEntryLog)
 	s.lastStoreTimestamp.Store(ck.physicMsgTimestamp)
 	s.lastCheckpoint = ck
-	if err := s.openLogics(end, nil); err != nil {
+	if err := s.openLogics(end, nil, !dirty); err != nil {
 		return fail(err)
 	}
 	if !cfg.RaftEntryLog {
@@ -158,12 +161,13 @@ func Open(cfg Config) (*Store, error) {
 
 // openLogics opens the ConsumeQueues and IndexFiles, makes them match a CommitLog
 // that ends at end, rebuilds the queue offset table and starts the reput goroutine.
-func (s *Store) openLogics(end PhysicalOffset, prepare func(cq *consumeQueues, end PhysicalOffset) error) error {
+// clean says the store was closed cleanly (newIndexService's slotsDurable).
+func (s *Store) openLogics(end PhysicalOffset, prepare func(cq *consumeQueues, end PhysicalOffset) error, clean bool) error {
 	cq, err := newConsumeQueues(filepath.Join(s.cfg.Dir, consumeQueueDir), s.cfg.ConsumeQueueEntriesPerFile, s.log)
 	if err != nil {
 		return err
 	}
-	idx, err := newIndexService(filepath.Join(s.cfg.Dir, indexDir), s.cfg.IndexHashSlots, s.cfg.IndexMaxEntries, s.log)
+	idx, err := newIndexService(filepath.Join(s.cfg.Dir, indexDir), s.cfg.IndexHashSlots, s.cfg.IndexMaxEntries, clean, s.log)
 	if err != nil {
 		cq.close()
 		return err
@@ -229,6 +233,7 @@ func (s *Store) Close() error {
 	s.flusher.stop()
 	s.dispatcher.stop()
 	s.flushMu.Lock()
+	s.final = true
 	_, err := s.flushLocked()
 	s.flushMu.Unlock()
 	s.cq.close()
