@@ -310,21 +310,20 @@ func (f *indexFile) validCount(limit PhysicalOffset) int {
 	return valid
 }
 
-// writeOutSlots copies up to limit slots (all when max < 0) of a full file's table
+// writeOutSlots copies up to limit slots (all when limit < 0) of a full file's table
 // from memory into the mapping and starts their write-back; once every slot is
 // there, mem goes and readers use the mapping. final (close: nothing is written any
-// more) does the same for a file that is not full. It reports whether mem is still
-// set afterwards. Flusher goroutine.
-func (f *indexFile) writeOutSlots(limit int, final bool) (pending bool, err error) {
+// more) does the same for a file that is not full and starts no write-back (the
+// sync follows). A write-back the kernel refuses is reported; the copy stands.
+// Flusher goroutine.
+func (f *indexFile) writeOutSlots(limit int, final bool) error {
 	f.slotsMu.Lock()
 	defer f.slotsMu.Unlock()
 	m := f.mem.Load()
-	if m == nil {
-		return false, nil
+	if m == nil || (!final && !f.full()) { // a file not full: the dispatcher writes it
+		return nil
 	}
-	if !final && !f.full() {
-		return true, nil // the dispatcher still writes it
-	}
+	var err error
 	from := f.copied
 	to := len(*m)
 	if limit >= 0 {
@@ -343,9 +342,8 @@ func (f *indexFile) writeOutSlots(limit int, final bool) (pending bool, err erro
 	}
 	if to == len(*m) {
 		f.mem.Store(nil)
-		return false, err
 	}
-	return true, err
+	return err
 }
 
 func (f *indexFile) flush() error {

@@ -245,7 +245,7 @@ func (s *indexService) flush(final bool) error {
 	files := s.snapshot()
 	for _, f := range files {
 		if final {
-			if _, err := f.writeOutSlots(-1, true); err != nil {
+			if err := f.writeOutSlots(-1, true); err != nil {
 				return err
 			}
 		}
@@ -272,7 +272,7 @@ func (s *indexService) writeBack() error {
 		if err := f.writeBackEntries(); err != nil {
 			errs = append(errs, err)
 		}
-		if _, err := f.writeOutSlots(slotsPerWriteOut, false); err != nil {
+		if err := f.writeOutSlots(slotsPerWriteOut, false); err != nil {
 			errs = append(errs, err)
 		}
 	}
