@@ -362,8 +362,8 @@ func (f *indexFile) flush() error {
 // only ever appended, so writing them as they come costs no extra disk writes,
 // while leaving them for the IndexFlushInterval's msync, or for the kernel, which
 // writes back a whole dirty file once it is 30 s old, sent tens of MB at once
-// ahead of raft's fsyncs. The hash slot table is left to flush: its pages are
-// rewritten all the time, so writing them more often writes more.
+// ahead of raft's fsyncs. The hash slot table is not in the mapping while the file
+// is written (mem); writeOutSlots writes it once the file is full.
 func (f *indexFile) writeBackEntries() error {
 	n := min(f.count(), f.maxEntries)
 	if n <= f.startedEntries {

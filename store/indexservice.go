@@ -78,9 +78,12 @@ func newIndexService(dir string, hashSlots, maxEntries int, slotsDurable bool, l
 		s.files = append(s.files, f)
 	}
 	if n := len(s.files); n > 0 && !s.files[n-1].full() {
-		last := s.files[n-1]
-		last.loadSlots()
-		last.staleSlots = !slotsDurable && !last.empty()
+		// A stale table is not worth reading: recoverFiles builds it from the entries.
+		if last := s.files[n-1]; !slotsDurable && !last.empty() {
+			last.staleSlots = true
+		} else {
+			last.loadSlots()
+		}
 	}
 	return s, nil
 }
