@@ -94,6 +94,7 @@ type Broker struct {
 	MappedFileSizeConsumeQueue int64         // mappedFileSizeConsumeQueue, bytes; multiple of 20
 	WarmMappedFile             bool          // warmMapedFileEnable: pre-zero CommitLog segments
 	CommitLogWarmAhead         int64         // commitLogWarmAhead: bytes populated ahead of the write position; 0 = off
+	CommitLogScrubRate         int64         // commitLogScrubRate: bytes a second the scrub reads after a start; 0 = off
 	FileReservedTime           time.Duration // fileReservedTime (hours in the file)
 	DeleteWhen                 []int         // deleteWhen: hours of day 0-23 when expired files go
 	DiskMaxUsedSpaceRatio      int           // diskMaxUsedSpaceRatio, percent
@@ -178,6 +179,7 @@ func DefaultBroker() Broker {
 		MappedFileSizeCommitLog:    1 << 30,
 		WarmMappedFile:             false,
 		CommitLogWarmAhead:         4 << 20,
+		CommitLogScrubRate:         32 << 20,
 		MappedFileSizeConsumeQueue: 300000 * consumeQueueUnitSize,
 		FileReservedTime:           72 * time.Hour,
 		DeleteWhen:                 []int{4},

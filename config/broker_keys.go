@@ -17,6 +17,7 @@ const consumeQueueUnitSize = 20
 const (
 	minCommitLogFileSize = 64 << 10
 	maxCommitLogFileSize = 4 << 30
+	maxScrubRate         = 16 << 30 // bytes a second: beyond any disk
 	maxMessageSizeLimit  = 16 << 20
 	// messageOverhead bounds the stored header of one message beyond its body
 	// (fixed fields ~100 B, topic ≤ 127 B, properties ≤ 32767 B), rounded up: a
@@ -229,6 +230,21 @@ var brokerKeys = []keySpec[Broker]{
 		get: func(b *Broker) string { return i64toa(b.CommitLogWarmAhead) },
 		check: func(b *Broker) string {
 			return intRule(b.CommitLogWarmAhead, 0, maxCommitLogFileSize)
+		},
+	},
+	{
+		name: "commitLogScrubRate", doc: "Bytes a second a background scrub reads, once after every start, to check the CommitLog segments the start did not: a start checks the last three segments and the raft entries from the entry log's floor up, so that it does not grow with retention (decision 0019). A record that fails its checks stops the node with an error naming the segment, as a start that found it would have refused to open. 0 turns the scrub off.",
+		set: func(b *Broker, s string) error {
+			n, err := parseInt(s, 0, maxScrubRate)
+			if err != nil {
+				return err
+			}
+			b.CommitLogScrubRate = n
+			return nil
+		},
+		get: func(b *Broker) string { return i64toa(b.CommitLogScrubRate) },
+		check: func(b *Broker) string {
+			return intRule(b.CommitLogScrubRate, 0, maxScrubRate)
 		},
 	},
 	{

@@ -39,6 +39,7 @@ func testdataBroker() Broker {
 		MappedFileSizeConsumeQueue: 120000,
 		WarmMappedFile:             true,
 		CommitLogWarmAhead:         8 << 20,
+		CommitLogScrubRate:         64 << 20,
 		FileReservedTime:           48 * time.Hour,
 		DeleteWhen:                 []int{3, 15},
 		DiskMaxUsedSpaceRatio:      85,

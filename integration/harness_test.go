@@ -95,7 +95,10 @@ func newCluster(dir string) (*cluster, error) { return newClusterOn(dir, "127.0.
 // dLegerPeers, dLegerPeerClientAddrs, their namesrvAddr) written with host, an
 // IP or a name of the loopback interface. Clients keep the nameserver's IP:
 // rocketmq-client-go refuses a nameserver address that is not one.
-func newClusterOn(dir, host string) (*cluster, error) {
+func newClusterOn(dir, host string) (*cluster, error) { return newClusterWith(dir, host, nil) }
+
+// newClusterWith is newClusterOn with extra broker.conf lines for every node.
+func newClusterWith(dir, host string, extra []string) (*cluster, error) {
 	if buildErr != nil {
 		return nil, buildErr
 	}
@@ -142,6 +145,7 @@ func newClusterOn(dir, host string) (*cluster, error) {
 			AutoCreateTopics: true,
 			DefaultQueues:    4,
 			LogLevel:         "debug",
+			Extra:            extra,
 		}
 		path := filepath.Join(confDir, id+".conf")
 		if err := conf.Write(path); err != nil {
@@ -178,7 +182,13 @@ func startCluster(t *testing.T) *cluster {
 // startClusterOn is startCluster on newClusterOn(host).
 func startClusterOn(t *testing.T, host string) *cluster {
 	t.Helper()
-	c, err := newClusterOn(t.TempDir(), host)
+	return startClusterWith(t, host, nil)
+}
+
+// startClusterWith is startClusterOn with extra broker.conf lines for every node.
+func startClusterWith(t *testing.T, host string, extra []string) *cluster {
+	t.Helper()
+	c, err := newClusterWith(t.TempDir(), host, extra)
 	if err != nil {
 		t.Fatalf("start cluster: %v", err)
 	}

@@ -67,6 +67,7 @@ func (s *Store) resetFrom(start PhysicalOffset, r io.Reader, tail sync.Locker, p
 		return ErrClosed
 	}
 	cl := s.commitLog
+	s.stopScrub() // it walks the segments the reset destroys; the image is checked as written
 	if start < 0 || int64(start)%cl.segSize != 0 {
 		return fmt.Errorf("store: reset from %d: %w: not a segment boundary (segment size %d)", start, ErrOffsetOutOfRange, cl.segSize)
 	}

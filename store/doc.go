@@ -217,8 +217,17 @@
 // record (topic RMQ_SYS_RAFT_ENTRY, body "RFTE", version, index, term, type, record
 // count, the records' CRC-32C, data) followed by its message records, with PHYSICALOFFSET patched,
 // QUEUEOFFSET 0 and the entry's STORETIMESTAMP, so replicas fed the same entries hold
-// the same bytes. Open cuts a torn last entry and refuses bad bytes before the last
-// two written segments (ErrCorrupt).
+// the same bytes. Open scans from the floor's entry record (commitlog/first-index
+// holds the floor and that position, decision 0019), cuts a torn last entry and
+// refuses bad bytes before the last two written segments (ErrCorrupt).
+//
+// # Scrub
+//
+// A start checks only the tail: the CommitLog's last segments (recoverCommitLog) and,
+// with the entry log, the raft entries from the floor up. The scrub (scrub.go) checks
+// every older record in the background at Config.ScrubRate, once per open, with the
+// recovery scan's rules, and reports a bad one on Store.Corrupt; the broker process
+// then stops (decision 0019).
 //
 // With Config.RaftEntryLog (raftLogStore=commitlog) the EntryLog is the Store's own
 // CommitLog (entrymode.go): raft writes every message once, with pwrite and

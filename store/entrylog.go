@@ -41,6 +41,14 @@ type EntryLog struct {
 	// forgotten, and open skips them. It only rises, except when a snapshot replaces
 	// the whole log (reset).
 	floor uint64
+	// floorAt, kept with floor, is where open starts its scan (decision 0019): the
+	// entry record of an entry at or below the floor, so every entry at or above the
+	// floor starts after it. 0 (a log written before decision 0019, or just reset)
+	// scans from the first segment.
+	floorAt PhysicalOffset
+	// scannedFrom is where open's scan started: the records below it were not
+	// checked (the Store's scrub does, scrub.go).
+	scannedFrom PhysicalOffset
 	// owned: the log has its own directory and closes its CommitLog. A Store's entry
 	// log (Config.RaftEntryLog) leaves that to the Store.
 	owned bool
@@ -145,27 +153,28 @@ func OpenEntryLog(dir string, segSize int64, log hclog.Logger) (*EntryLog, error
 func openEntryLogOn(cl *commitLog, log hclog.Logger) (*EntryLog, error) {
 	cl.writeThrough = true // pwrite and fdatasync: see commitLog.writeThrough
 	l := &EntryLog{cl: cl}
-	floor, err := readEntryFloor(cl.dir)
+	floor, at, err := readEntryFloor(cl.dir)
 	if err != nil {
 		return nil, err
 	}
-	l.floor = floor
+	l.floor, l.floorAt = floor, at
 	if err := l.recover(log); err != nil {
 		return nil, err
 	}
 	return l, nil
 }
 
-// recover rebuilds pos by scanning every segment, cuts the log after its last whole
-// entry and makes the last segments durable (a process crash can leave written,
-// unsynced entries in the page cache; raft must not count them before they are on
-// disk).
+// recover rebuilds pos by scanning the segments from the floor's entry (scanStart),
+// cuts the log after its last whole entry and makes the last segments durable (a
+// process crash can leave written, unsynced entries in the page cache; raft must not
+// count them before they are on disk).
 func (l *EntryLog) recover(log hclog.Logger) error {
 	files := l.cl.mfq.snapshot()
 	if len(files) == 0 {
 		return nil
 	}
-	off := PhysicalOffset(files[0].start)
+	off := l.scanStart(files, log)
+	l.scannedFrom = off
 	validEnd := off // end of the last whole entry
 	var (
 		entryStart    PhysicalOffset
@@ -265,6 +274,43 @@ func (l *EntryLog) recover(log hclog.Logger) error {
 		return fmt.Errorf("sync entry log: %w", err)
 	}
 	return nil
+}
+
+// scanStart is where recover starts: floorAt when the record there is an entry record
+// that passes every check, else the first segment. Everything before floorAt is
+// forgotten entries and the messages they carried, which raft never reads again; the
+// CommitLog's recovery checks its own tail segments (decision 0019). A floorAt that
+// does not hold an entry record (the entry it names was lost in a crash before its
+// sync, or the file was damaged) falls back to the scan of every segment, which is
+// always right, only slower.
+func (l *EntryLog) scanStart(files []*mappedFile, log hclog.Logger) PhysicalOffset {
+	first := PhysicalOffset(files[0].start)
+	if l.floorAt <= first {
+		return first
+	}
+	// The first append after the log emptied records where it started writing, and
+	// its entry record lands after the blank padding when it did not fit there.
+	for at, hops := l.floorAt, 0; hops < 2; hops++ {
+		f := l.cl.mfq.find(int64(at))
+		if f == nil {
+			break
+		}
+		rest := f.data[int64(at)-f.start:]
+		size, kind, err := checkRecord(rest, at)
+		if err == nil && kind == recordBlank {
+			at = PhysicalOffset(f.end())
+			continue
+		}
+		if err == nil && kind == recordData {
+			if h, isEntry, err := entryHeaderOf(rest[:size]); err == nil && isEntry && h.index <= l.floor {
+				return l.floorAt
+			}
+		}
+		break
+	}
+	log.Warn("entry log floor position holds no entry record at or below the floor; scanning every segment",
+		"floor", l.floor, "position", l.floorAt, "first_segment", first)
+	return first
 }
 
 // lastWrittenSegment is the start of the last segment whose first record slot is
@@ -376,7 +422,7 @@ func (l *EntryLog) Append(es []LogEntry) error {
 	if n0 == 0 {
 		// The first entry of an emptied log: whatever the segments still hold
 		// below it must stay forgotten after a restart, so the floor moves first.
-		if err := l.raiseFloor(es[0].Index); err != nil {
+		if err := l.raiseFloor(es[0].Index, start); err != nil {
 			return err
 		}
 		l.first = es[0].Index
@@ -555,10 +601,12 @@ func (l *EntryLog) forgetBeforeLocked(index uint64) error {
 	if len(l.pos) == 0 || index <= l.first {
 		return nil
 	}
-	if err := l.raiseFloor(index); err != nil {
+	drop := min(index-l.first, uint64(len(l.pos)))
+	// The new first entry's record, or (everything forgotten) the last one's: both
+	// start before any entry at or above the new floor.
+	if err := l.raiseFloor(index, l.pos[min(drop, uint64(len(l.pos))-1)]); err != nil {
 		return err
 	}
-	drop := min(index-l.first, uint64(len(l.pos)))
 	l.pos = append([]PhysicalOffset(nil), l.pos[drop:]...)
 	l.first = index
 	return nil
@@ -571,33 +619,45 @@ func (l *EntryLog) Unsynced() int64 {
 	return int64(l.cl.maxOffset() - l.cl.flushedOffset())
 }
 
-// entryFloorFile holds the floor: 8 bytes, big-endian.
+// entryFloorFile holds the floor and floorAt: two big-endian uint64s. A file of 8
+// bytes (written before decision 0019) holds the floor alone, and open then scans
+// from the first segment until the floor next moves.
 const entryFloorFile = "first-index"
 
-func readEntryFloor(dir string) (uint64, error) {
+func readEntryFloor(dir string) (floor uint64, at PhysicalOffset, err error) {
 	b, err := os.ReadFile(filepath.Join(dir, entryFloorFile))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return 0, nil
+		return 0, 0, nil
 	case err != nil:
-		return 0, fmt.Errorf("read entry log floor: %w", err)
-	case len(b) != 8:
-		return 0, corruptf("entry log floor file %s has %d bytes, want 8", entryFloorFile, len(b))
+		return 0, 0, fmt.Errorf("read entry log floor: %w", err)
+	case len(b) == 8:
+		return binary.BigEndian.Uint64(b), 0, nil
+	case len(b) != 16:
+		return 0, 0, corruptf("entry log floor file %s has %d bytes, want 16 (or 8)", entryFloorFile, len(b))
 	}
-	return binary.BigEndian.Uint64(b), nil
+	return binary.BigEndian.Uint64(b), PhysicalOffset(binary.BigEndian.Uint64(b[8:])), nil
 }
 
-// raiseFloor makes index the durable floor when it is above the current one: written
-// to a temporary file, synced, renamed over the old one, and the directory synced.
-func (l *EntryLog) raiseFloor(index uint64) error {
-	if index <= l.floor {
+// writeFloor makes (index, at) the durable floor: written to a temporary file, synced,
+// renamed over the old one, and the directory synced.
+func (l *EntryLog) writeFloor(index uint64, at PhysicalOffset) error {
+	b := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, index), uint64(at))
+	if err := writeFileAtomic(l.cl.dir, entryFloorFile, b); err != nil {
+		return fmt.Errorf("entry log floor %d at %d: %w", index, at, err)
+	}
+	l.floor, l.floorAt = index, at
+	return nil
+}
+
+// raiseFloor makes index the durable floor when it is above the current one, with at
+// (the entry record of entry index, or of the last entry below it) as floorAt. Of an
+// equal floor it only records a floorAt not yet known (the first append after reset).
+func (l *EntryLog) raiseFloor(index uint64, at PhysicalOffset) error {
+	if index < l.floor || (index == l.floor && l.floorAt != 0) {
 		return nil
 	}
-	if err := writeFileAtomic(l.cl.dir, entryFloorFile, binary.BigEndian.AppendUint64(nil, index)); err != nil {
-		return fmt.Errorf("entry log floor %d: %w", index, err)
-	}
-	l.floor = index
-	return nil
+	return l.writeFloor(index, at)
 }
 
 // Close unmaps the segments (a Store's entry log: the Store does). The log must not
@@ -629,10 +689,11 @@ func (t tailLock) Unlock() {
 // stay forgotten after a restart. The floor may go down here, unlike anywhere else:
 // the log it described is gone. Caller holds l.mu.
 func (l *EntryLog) reset(floor uint64) error {
-	if err := writeFileAtomic(l.cl.dir, entryFloorFile, binary.BigEndian.AppendUint64(nil, floor)); err != nil {
-		return fmt.Errorf("entry log floor %d: %w", floor, err)
+	// No entry record is known yet: floorAt 0 until the first append records its own.
+	if err := l.writeFloor(floor, 0); err != nil {
+		return err
 	}
-	l.floor, l.first, l.pos = floor, 0, nil
+	l.first, l.pos = 0, nil
 	if l.onReset != nil {
 		l.onReset(floor)
 	}

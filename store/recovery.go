@@ -93,21 +93,23 @@ func checkRecord(rest []byte, off PhysicalOffset) (int, recordKind, error) {
 // recoverCommitLog finds the valid end of a freshly loaded CommitLog, cuts everything
 // after it and sets every segment's write and flush positions. The argument is in
 // doc.go ("Recovery"). clean says the previous run closed cleanly (no abort marker).
-func recoverCommitLog(c *commitLog, ck checkpoint, haveCk, clean bool) (PhysicalOffset, error) {
+// checkedFrom is where its scan started: the records below it were not checked (the
+// scrub does that, scrub.go).
+func recoverCommitLog(c *commitLog, ck checkpoint, haveCk, clean bool) (end, checkedFrom PhysicalOffset, err error) {
 	files := c.mfq.snapshot()
 	if len(files) == 0 {
 		if haveCk && ck.commitLogFlushed > ck.commitLogMin {
-			return 0, corruptf("checkpoint says CommitLog flushed to %d but no segment exists", ck.commitLogFlushed)
+			return 0, 0, corruptf("checkpoint says CommitLog flushed to %d but no segment exists", ck.commitLogFlushed)
 		}
 		c.emptyStart.Store(c.segmentStart(ck.commitLogFlushed))
-		return ck.commitLogFlushed, nil
+		return ck.commitLogFlushed, ck.commitLogFlushed, nil
 	}
 	first, last := files[0], files[len(files)-1]
 	var scanFrom, committed PhysicalOffset
 	if haveCk {
 		committed = max(ck.commitLogFlushed, PhysicalOffset(first.start))
 		if committed > PhysicalOffset(last.end()) {
-			return 0, corruptf("checkpoint says CommitLog flushed to %d, segments end at %d (segment files missing)", committed, last.end())
+			return 0, 0, corruptf("checkpoint says CommitLog flushed to %d, segments end at %d (segment files missing)", committed, last.end())
 		}
 		// Re-check the whole segment holding the flushed offset and the last
 		// recoveryTailSegments segments, after a clean shutdown too (as RocketMQ's
@@ -143,14 +145,14 @@ func recoverCommitLog(c *commitLog, ck checkpoint, haveCk, clean bool) (Physical
 		if stopErr == nil {
 			stopErr = fmt.Errorf("records end at %d", validEnd)
 		}
-		return 0, fmt.Errorf("%w: committed region of segment %s broken at offset %d below checkpointed flush offset %d: %w",
+		return 0, 0, fmt.Errorf("%w: committed region of segment %s broken at offset %d below checkpointed flush offset %d: %w",
 			ErrCorrupt, seg, validEnd, committed, stopErr)
 	}
 	if stopErr != nil {
 		c.log.Warn("cutting CommitLog tail", "offset", validEnd, "segment", fileName(c.segmentStart(validEnd)), "reason", stopErr, "clean", clean)
 	}
 	if err := c.cut(validEnd); err != nil {
-		return 0, fmt.Errorf("cut CommitLog at %d: %w", validEnd, err)
+		return 0, 0, fmt.Errorf("cut CommitLog at %d: %w", validEnd, err)
 	}
 	// After a crash the bytes above the checkpoint may sit only in the page cache:
 	// mark them unflushed so that the next flush msyncs them before a checkpoint can
@@ -160,5 +162,5 @@ func recoverCommitLog(c *commitLog, ck checkpoint, haveCk, clean bool) (Physical
 			f.flushedPosition.Store(min(f.wrotePosition.Load(), max(0, int64(committed)-f.start)))
 		}
 	}
-	return validEnd, nil
+	return validEnd, scanFrom, nil
 }

@@ -68,6 +68,11 @@ type Store struct {
 
 	guard   atomic.Pointer[func(PhysicalOffset) bool]
 	flusher *flusher
+
+	// scrub checks the segments open did not (scrub.go); corrupt carries what it
+	// found (Corrupt).
+	scrub   *scrub
+	corrupt chan error
 }
 
 // AppendResult says where one appended message went.
@@ -121,7 +126,7 @@ func Open(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	s := &Store{cfg: cfg, log: log}
+	s := &Store{cfg: cfg, log: log, corrupt: make(chan error, 1)}
 	s.commitLog = newCommitLog(filepath.Join(cfg.Dir, commitLogDir), cfg.CommitLogSegmentSize, cfg.PreZeroSegments, log)
 	s.commitLog.setHook(cfg.IOHook)
 	s.commitLog.writeThrough = cfg.RaftEntryLog // raft's appends: pwrite and fdatasync
@@ -132,7 +137,7 @@ func Open(cfg Config) (*Store, error) {
 	if err := s.commitLog.mfq.load(); err != nil {
 		return fail(err)
 	}
-	end, err := recoverCommitLog(s.commitLog, ck, haveCk, !dirty)
+	end, checkedFrom, err := recoverCommitLog(s.commitLog, ck, haveCk, !dirty)
 	if err != nil {
 		return fail(err)
 	}
@@ -140,6 +145,7 @@ func Open(cfg Config) (*Store, error) {
 		if end, err = s.openEntryMode(); err != nil {
 			return fail(err)
 		}
+		checkedFrom = min(checkedFrom, s.entries.log.scannedFrom)
 	}
 	log.Info("CommitLog recovered", "min", s.commitLog.minOffset(), "max", end, "clean", !dirty, "checkpoint", haveCk, "raft_entry_log", cfg.RaftEntryLog)
 	s.lastStoreTimestamp.Store(ck.physicMsgTimestamp)
@@ -156,6 +162,7 @@ func Open(cfg Config) (*Store, error) {
 		s.commitLog.alloc.request(l.end())
 	}
 	s.flusher = startFlusher(s, cfg.FlushInterval)
+	s.startScrub(checkedFrom, cfg.ScrubRate)
 	return s, nil
 }
 
@@ -228,6 +235,7 @@ func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	s.stopScrub()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.flusher.stop()

@@ -84,6 +84,7 @@ func nodeConfig(cfg config.Broker, log hclog.Logger) (node.Config, error) {
 			IndexMaxEntries:            cfg.MaxIndexNum,
 			PreZeroSegments:            cfg.WarmMappedFile,
 			WarmAhead:                  zeroMeansOff(cfg.CommitLogWarmAhead),
+			ScrubRate:                  zeroMeansOff(cfg.CommitLogScrubRate),
 			FlushMode:                  flushMode,
 			FlushInterval:              cfg.FlushInterval,
 			IndexFlushInterval:         cfg.IndexFlushInterval,
@@ -225,14 +226,23 @@ func runBroker(cfg config.Broker) error {
 		}
 		log.Info("admin http serving", "addr", adminHTTP.Addr())
 	}
-	waitForSignal()
-	log.Info("shutting down")
+	corrupt := waitForSignalOr(n.Store().Corrupt())
+	if corrupt != nil {
+		// The scrub found committed bytes that fail their checks (decision 0019): stop
+		// serving and voting, as a start that found them would have refused to open.
+		log.Error("stopping: the CommitLog holds corrupt committed data; wipe this node's data and let it rejoin, or restore the segment", "error", corrupt)
+	} else {
+		log.Info("shutting down")
+	}
 	if adminHTTP != nil {
 		_ = adminHTTP.Close()
 	}
 	berr := b.Close()
 	nerr := n.Close()
-	if berr != nil {
+	switch {
+	case corrupt != nil:
+		return fmt.Errorf("stopped: %w", corrupt)
+	case berr != nil:
 		return berr
 	}
 	return nerr

@@ -82,9 +82,17 @@ func newNamesrvCommand() *cobra.Command {
 	return cmd
 }
 
-func waitForSignal() {
+func waitForSignal() { _ = waitForSignalOr(nil) }
+
+// waitForSignalOr waits for SIGINT or SIGTERM (nil) or for an error on stop.
+func waitForSignalOr(stop <-chan error) error {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
-	<-ch
-	signal.Stop(ch)
+	defer signal.Stop(ch)
+	select {
+	case <-ch:
+		return nil
+	case err := <-stop:
+		return err
+	}
 }
