@@ -43,6 +43,7 @@ func openTest(t testing.TB, cfg Config) *Store {
 // they would after kill -9.)
 func crash(s *Store) {
 	s.closed.Store(true)
+	s.stopScrub()
 	s.flusher.stop()
 	s.dispatcher.stop()
 	s.cq.close()
