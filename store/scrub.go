@@ -26,6 +26,10 @@ type scrub struct {
 	stopped sync.Once
 }
 
+// ScrubRemaining is how many bytes the scrub of this open has still to check: 0 once
+// it has finished, or when none runs (metrics: rocketraft_store_scrub_remaining_bytes).
+func (s *Store) ScrubRemaining() int64 { return s.scrubLeft.Load() }
+
 // Corrupt delivers the error of a scrub that found a bad record below the point open
 // checked from (at most one, wrapping ErrCorrupt and naming the segment and offset).
 // The channel is never closed.
@@ -43,6 +47,13 @@ func (s *Store) startScrub(upTo PhysicalOffset, rate int64) {
 	}
 	sc := &scrub{stop: make(chan struct{}), done: make(chan struct{})}
 	s.scrub = sc
+	var total int64
+	for _, f := range files {
+		if f.start < int64(upTo) {
+			total += f.size
+		}
+	}
+	s.scrubLeft.Store(total)
 	go func() {
 		defer close(sc.done)
 		began := time.Now()
@@ -52,6 +63,7 @@ func (s *Store) startScrub(upTo PhysicalOffset, rate int64) {
 				break
 			}
 			n, err := scrubSegment(f, rate, began, &checked, sc.stop)
+			s.scrubLeft.Store(max(0, total-checked))
 			if err != nil {
 				s.log.Error("scrub found a corrupt record in the committed CommitLog; this node must stop serving",
 					"segment", fileName(f.start), "error", err)
@@ -65,6 +77,7 @@ func (s *Store) startScrub(upTo PhysicalOffset, rate int64) {
 				return // stopped
 			}
 		}
+		s.scrubLeft.Store(0)
 		s.log.Info("scrub checked the CommitLog below the recovery scan", "bytes", checked, "to", upTo, "took", time.Since(began))
 	}()
 }

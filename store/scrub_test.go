@@ -151,6 +151,9 @@ func TestScrubOfAHealthyStoreFinishesQuietly(t *testing.T) {
 		t.Fatalf("scrub of a healthy store reported %v", err)
 	default:
 	}
+	if n := s.ScrubRemaining(); n != 0 {
+		t.Fatalf("ScrubRemaining after the scrub finished = %d, want 0", n)
+	}
 }
 
 // A slow scrub does not hold up Close, and a store opened with ScrubRate < 0 does not
@@ -164,6 +167,9 @@ func TestScrubStopsAtCloseAndCanBeOff(t *testing.T) {
 	cfg.Logger = hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Info})
 	s := openTest(t, cfg)
 	time.Sleep(100 * time.Millisecond)
+	if n := s.ScrubRemaining(); n < 5*testSegSize {
+		t.Fatalf("ScrubRemaining 0.1 s into a scrub at 64 KiB/s = %d, want most of the first segments", n)
+	}
 	done := make(chan error, 1)
 	go func() { done <- s.Close() }()
 	select {

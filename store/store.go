@@ -71,8 +71,9 @@ type Store struct {
 
 	// scrub checks the segments open did not (scrub.go); corrupt carries what it
 	// found (Corrupt).
-	scrub   *scrub
-	corrupt chan error
+	scrub     *scrub
+	corrupt   chan error
+	scrubLeft atomic.Int64
 }
 
 // AppendResult says where one appended message went.

@@ -30,6 +30,8 @@ var (
 	descDiskFree    = prometheus.NewDesc("rocketraft_store_disk_free_bytes", "Bytes available to the broker on the store's file system.", nil, nil)
 	descDispatchLag = prometheus.NewDesc("rocketraft_store_dispatch_lag_bytes",
 		"CommitLog bytes applied but not yet dispatched to ConsumeQueues (not yet pullable).", nil, nil)
+	descScrubLeft = prometheus.NewDesc("rocketraft_store_scrub_remaining_bytes",
+		"CommitLog bytes the scrub after this start has still to check (0: finished or off; decision 0019).", nil, nil)
 	descUnflushed = prometheus.NewDesc("rocketraft_store_unflushed_bytes",
 		"CommitLog bytes not yet flushed by the store (the raft log already holds them durably).", nil, nil)
 	descPolls     = prometheus.NewDesc("rocketraft_broker_long_poll_waiters", "Pull requests held by long polling.", nil, nil)
@@ -44,7 +46,7 @@ var (
 )
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descTerm, descRole, descApplied, descCommit, descLast, descLastContact, descCLMax, descCLMin, descDisk, descDiskFree, descDispatchLag, descUnflushed, descPolls, descGCEntries, descGCMessages, descFsyncs, descFsyncSeconds} {
+	for _, d := range []*prometheus.Desc{descTerm, descRole, descApplied, descCommit, descLast, descLastContact, descCLMax, descCLMin, descDisk, descDiskFree, descDispatchLag, descUnflushed, descScrubLeft, descPolls, descGCEntries, descGCMessages, descFsyncs, descFsyncSeconds} {
 		ch <- d
 	}
 }
@@ -94,6 +96,7 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descCLMin, float64(s.MinPhysicalOffset()))
 		gauge(descDispatchLag, float64(max(0, maxOff-s.DispatchedPhysicalOffset())))
 		gauge(descUnflushed, float64(max(0, maxOff-s.FlushedPhysicalOffset())))
+		gauge(descScrubLeft, float64(s.ScrubRemaining()))
 		if ratio, err := s.DiskUsedRatio(); err == nil {
 			gauge(descDisk, ratio)
 		}

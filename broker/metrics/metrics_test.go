@@ -160,7 +160,7 @@ func TestMetricsAndAdminHTTP(t *testing.T) {
 	for _, want := range []string{"rocketraft_raft_term{" + node + "} 3", `rocketraft_raft_role{` + node + `,role="LEADER"} 1`,
 		"rocketraft_raft_applied_index{" + node + "} 40", "rocketraft_store_commitlog_max_offset_bytes{" + node + "} 0",
 		"rocketraft_raft_last_contact_seconds{" + node + "} 0", `rocketraft_broker_requests_total{broker_name="broker-a",cluster="c1",code="SUCCESS(0)",node_id="broker-a-n0"`, "\ngo_goroutines ",
-		"rocketraft_store_dispatch_lag_bytes{" + node + "} 0", "rocketraft_store_unflushed_bytes{" + node + "} 0",
+		"rocketraft_store_dispatch_lag_bytes{" + node + "} 0", "rocketraft_store_scrub_remaining_bytes{" + node + "} 0", "rocketraft_store_unflushed_bytes{" + node + "} 0",
 		"rocketraft_store_flush_duration_seconds_count{" + node, "rocketraft_store_disk_free_bytes{" + node,
 		"rocketraft_broker_long_poll_waiters{" + node + "} 0", "rocketraft_group_commit_entries_total{" + node + "} 12",
 		"rocketraft_raft_log_deferred_fsyncs_total{" + node + "} 7", "rocketraft_raft_log_deferred_fsync_seconds_total{" + node + "} 2.5",
