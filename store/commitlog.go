@@ -406,6 +406,14 @@ func (c *commitLog) segmentMaxTimestamp(f *mappedFile) int64 {
 	if ts, ok := c.segMaxTs[f.start]; ok {
 		return ts
 	}
+	maxTs := maxStoreTimestamp(f)
+	c.segMaxTs[f.start] = maxTs
+	return maxTs
+}
+
+// maxStoreTimestamp walks f's records and returns their largest STORETIMESTAMP. The
+// caller holds a reference to f or a lock that keeps it mapped.
+func maxStoreTimestamp(f *mappedFile) int64 {
 	var maxTs int64
 	wrote := f.wrotePosition.Load()
 	for pos := int64(0); pos+MinBlankRecord <= wrote; {
@@ -416,7 +424,6 @@ func (c *commitLog) segmentMaxTimestamp(f *mappedFile) int64 {
 		maxTs = max(maxTs, StoreTimestampOf(f.data[pos:pos+int64(size)]))
 		pos += int64(size)
 	}
-	c.segMaxTs[f.start] = maxTs
 	return maxTs
 }
 

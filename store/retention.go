@@ -78,13 +78,13 @@ func (s *Store) CleanExpired(now time.Time, diskUsedRatio float64) (deletedSegme
 	if s.closed.Load() {
 		return 0, ErrClosed
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.entries != nil {
-		// raft appends to the same segments, and to their timestamp table.
-		s.entries.log.mu.Lock()
-		defer s.entries.log.mu.Unlock()
+	due, reserved := s.retentionDue(now, diskUsedRatio)
+	if !due {
+		return 0, nil // decideRetention would pick nothing: no segment needs reading
 	}
+	s.loadSegmentTimes(now, reserved)
+	unlock := s.lockWriters()
+	defer unlock()
 	cl := s.commitLog
 	files := cl.mfq.snapshot()
 	var guard func(PhysicalOffset) bool
@@ -97,14 +97,23 @@ func (s *Store) CleanExpired(now time.Time, diskUsedRatio float64) (deletedSegme
 		// restart: their segments stay.
 		dispatched = min(dispatched, PhysicalOffset(s.entries.checkpointed.Load()))
 	}
-	segs := make([]segmentInfo, len(files))
-	for i, f := range files {
+	// decideRetention looks at the oldest segments up to the first it keeps (active,
+	// referenced or not expired), and at no more than retentionMaxPerCall+1: the
+	// others' timestamps, which cost a read of the segment, are not needed.
+	var segs []segmentInfo
+	for i, f := range files[:min(len(files), retentionMaxPerCall+1)] {
 		end := PhysicalOffset(f.start) + PhysicalOffset(cl.segSize)
-		segs[i] = segmentInfo{
-			start:        PhysicalOffset(f.start),
-			lastModified: time.UnixMilli(cl.segmentMaxTimestamp(f)),
-			active:       i == len(files)-1,
-			referenced:   (guard != nil && guard(PhysicalOffset(f.start))) || dispatched < end,
+		seg := segmentInfo{
+			start:      PhysicalOffset(f.start),
+			active:     i == len(files)-1,
+			referenced: (guard != nil && guard(PhysicalOffset(f.start))) || dispatched < end,
+		}
+		if !seg.active && !seg.referenced {
+			seg.lastModified = time.UnixMilli(cl.segmentMaxTimestamp(f))
+		}
+		segs = append(segs, seg)
+		if seg.active || seg.referenced || now.Sub(seg.lastModified) <= s.cfg.FileReservedTime {
+			break
 		}
 	}
 	del := decideRetention(now, segs, retentionPolicy{
@@ -141,4 +150,83 @@ func (s *Store) CleanExpired(now time.Time, diskUsedRatio float64) (deletedSegme
 		return len(del), fmt.Errorf("store: retention below %d: %w", newMin, err)
 	}
 	return len(del), nil
+}
+
+// retentionDue says whether a retention run at now can delete anything: the hour is a
+// deleteWhen hour, or the disk is over its ratio (decideRetention's first rule). It
+// returns FileReservedTime too, read under the same lock.
+func (s *Store) retentionDue(now time.Time, diskUsedRatio float64) (bool, time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	due := diskUsedRatio > s.cfg.DiskMaxUsedSpaceRatio || slices.Contains(s.cfg.deleteHours(), now.Hour())
+	return due, s.cfg.FileReservedTime
+}
+
+// lockWriters takes the locks retention holds: the Store's write lock and, with the
+// entry log, the log's (raft appends to the same segments and their timestamp table).
+func (s *Store) lockWriters() (unlock func()) {
+	s.mu.Lock()
+	if s.entries == nil {
+		return s.mu.Unlock
+	}
+	s.entries.log.mu.Lock()
+	return func() {
+		s.entries.log.mu.Unlock()
+		s.mu.Unlock()
+	}
+}
+
+// loadSegmentTimes computes the largest STORETIMESTAMP of the segments retention at
+// now will look at and whose time is not cached yet (after a start, none is): oldest
+// first, up to the first one that has not expired, which decideRetention keeps and
+// stops at. Each costs a walk over the segment's records, a read of the whole segment
+// when it is not in the page cache, so it runs without the write locks: holding them
+// would stop raft's appends for as long as the reads take. A value is kept only if its
+// segment is still the one read.
+func (s *Store) loadSegmentTimes(now time.Time, reserved time.Duration) {
+	cl := s.commitLog
+	unlock := s.lockWriters()
+	files := cl.mfq.snapshot()
+	type known struct {
+		f  *mappedFile
+		ts int64
+		ok bool
+	}
+	var segs []known
+	for _, f := range files[:max(0, min(len(files), retentionMaxPerCall+1)-1)] { // not the active one
+		ts, ok := cl.segMaxTs[f.start]
+		if !ok && !f.acquire() {
+			break
+		}
+		segs = append(segs, known{f, ts, ok})
+	}
+	unlock()
+	var read []known
+	for i := range segs {
+		k := &segs[i]
+		if !k.ok {
+			k.ts = maxStoreTimestamp(k.f)
+			read = append(read, *k)
+		}
+		if now.Sub(time.UnixMilli(k.ts)) <= reserved {
+			break // kept: decideRetention stops here
+		}
+	}
+	for _, k := range segs {
+		if !k.ok {
+			k.f.release()
+		}
+	}
+	if len(read) == 0 {
+		return
+	}
+	unlock = s.lockWriters()
+	defer unlock()
+	for _, k := range read {
+		if cl.mfq.find(k.f.start) == k.f {
+			if _, ok := cl.segMaxTs[k.f.start]; !ok {
+				cl.segMaxTs[k.f.start] = k.ts
+			}
+		}
+	}
 }

@@ -223,3 +223,51 @@ func TestCleanExpiredAtEveryListedHour(t *testing.T) {
 		t.Fatalf("DeleteWhenHours with 24: %v", err)
 	}
 }
+
+// After a start no segment's time is known. A retention run outside the deleteWhen
+// hours reads no segment, and one at the hour reads only the segments it may delete
+// and the first it keeps, never the whole CommitLog: reading every segment once cost a
+// start a read of the whole CommitLog, under the locks raft's appends take.
+func TestRetentionReadsOnlyTheSegmentsItDecidesOn(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, testConfig(dir))
+	base := time.Date(2025, 3, 10, 4, 0, 0, 0, time.UTC)
+	// Segments 0 and 1 are 100 h old, 2–14 an hour old, then the active one: each
+	// batch of 65 records of 1000 bytes fills one segment.
+	for i := range 16 {
+		ts := base.Add(-time.Hour)
+		if i < 2 {
+			ts = base.Add(-100 * time.Hour)
+		}
+		mustAppend(t, s, testBatch(t, "T", 1, 65, 1000, i*100), ts.UnixMilli())
+	}
+	if err := s.WaitDispatched(t.Context(), s.MaxPhysicalOffset()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, testConfig(dir))
+	defer s.Close()
+	known := func() int {
+		unlock := s.lockWriters()
+		defer unlock()
+		return len(s.commitLog.segMaxTs)
+	}
+	if n := known(); n != 0 {
+		t.Fatalf("%d segment times known right after open, want 0", n)
+	}
+	if n, err := s.CleanExpired(base.Add(3*time.Hour), 0.1); err != nil || n != 0 {
+		t.Fatalf("off-hour: deleted %d err %v", n, err)
+	}
+	if n := known(); n != 0 {
+		t.Fatalf("an off-hour run read %d segments' times, want 0", n)
+	}
+	n, err := s.CleanExpired(base.Add(30*time.Minute), 0.1)
+	if err != nil || n != 2 {
+		t.Fatalf("at the hour: deleted %d err %v, want 2", n, err)
+	}
+	if n := known(); n != 1 { // segment 2, kept; 0 and 1 were deleted with their times
+		t.Fatalf("after a run that deleted 2 segments, %d segment times known, want 1 (the first kept)", n)
+	}
+}
