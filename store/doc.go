@@ -124,7 +124,11 @@
 //
 // CleanExpired deletes whole CommitLog segments from the front. A segment's age is
 // the largest STORETIMESTAMP of its messages, not the file mtime: it is the same on
-// every replica and survives snapshot installs. Rules in decideRetention.
+// every replica and survives snapshot installs. Rules in decideRetention. Finding it
+// walks the segment's records (a read of the whole segment after a start), so a run
+// reads only the segments decideRetention looks at (none outside the deleteWhen hours
+// unless the disk is over its ratio; at the hour, the oldest up to the first it keeps),
+// and reads them without the write locks (loadSegmentTimes).
 //
 // # ConsumeQueue
 //
