@@ -179,7 +179,7 @@ func DefaultBroker() Broker {
 		MappedFileSizeCommitLog:    1 << 30,
 		WarmMappedFile:             false,
 		CommitLogWarmAhead:         4 << 20,
-		CommitLogScrubRate:         32 << 20,
+		CommitLogScrubRate:         8 << 20,
 		MappedFileSizeConsumeQueue: 300000 * consumeQueueUnitSize,
 		FileReservedTime:           72 * time.Hour,
 		DeleteWhen:                 []int{4},

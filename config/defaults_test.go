@@ -24,7 +24,7 @@ func TestDefaultBroker(t *testing.T) {
 		MappedFileSizeConsumeQueue: 300000 * 20,
 		WarmMappedFile:             false,
 		CommitLogWarmAhead:         4 << 20,
-		CommitLogScrubRate:         32 << 20,
+		CommitLogScrubRate:         8 << 20,
 		FileReservedTime:           72 * time.Hour,
 		DeleteWhen:                 []int{4},
 		MsgTraceTopicName:          "RMQ_SYS_TRACE_TOPIC",

@@ -69,9 +69,10 @@ type Config struct {
 }
 
 // Defaults from RocketMQ's MessageStoreConfig.
-// DefaultScrubRate reads 32 MiB a second: a fortieth of what this kind of disk
-// reads, and a terabyte in about nine hours.
-const DefaultScrubRate = 32 << 20
+// DefaultScrubRate reads 8 MiB a second, a terabyte in about 36 hours. Three nodes
+// scrubbing at 32 MiB/s on one disk raised a paced workload's send p99 from 8-9 ms to
+// 13-21 ms; at 8 MiB/s it did not move (docs/performance.md, twenty-fifth pass).
+const DefaultScrubRate = 8 << 20
 
 const (
 	DefaultCommitLogSegmentSize       = 1 << 30
