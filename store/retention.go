@@ -33,6 +33,12 @@ type retentionPolicy struct {
 	maxPerCall       int           // bounds the I/O of one call (RocketMQ deleteFileBatchMax)
 }
 
+// due says whether a run at now may delete anything: the hour is one of
+// deleteWhenHours, or the disk is over its ratio.
+func (p retentionPolicy) due(now time.Time) bool {
+	return p.diskUsedRatio > p.diskMaxUsedRatio || slices.Contains(p.deleteWhenHours, now.Hour())
+}
+
 // retentionMaxPerCall is RocketMQ's deleteFileBatchMax: at most this many segments go
 // per call, so a backlog is worked off over several calls instead of one I/O burst.
 const retentionMaxPerCall = 10
@@ -46,10 +52,10 @@ const retentionMaxPerCall = 10
 //   - never the active segment, never a referenced one and nothing after either (the
 //     CommitLog must stay contiguous), at most maxPerCall.
 func decideRetention(now time.Time, segs []segmentInfo, p retentionPolicy) []int {
-	force := p.diskUsedRatio > p.diskMaxUsedRatio
-	if !force && !slices.Contains(p.deleteWhenHours, now.Hour()) {
+	if !p.due(now) {
 		return nil
 	}
+	force := p.diskUsedRatio > p.diskMaxUsedRatio
 	limit := p.maxPerCall
 	if limit <= 0 {
 		limit = retentionMaxPerCall
@@ -78,11 +84,11 @@ func (s *Store) CleanExpired(now time.Time, diskUsedRatio float64) (deletedSegme
 	if s.closed.Load() {
 		return 0, ErrClosed
 	}
-	due, reserved := s.retentionDue(now, diskUsedRatio)
-	if !due {
+	p := s.retentionPolicy(diskUsedRatio)
+	if !p.due(now) {
 		return 0, nil // decideRetention would pick nothing: no segment needs reading
 	}
-	s.loadSegmentTimes(now, reserved)
+	s.loadSegmentTimes(now, p.reserved)
 	unlock := s.lockWriters()
 	defer unlock()
 	cl := s.commitLog
@@ -112,16 +118,11 @@ func (s *Store) CleanExpired(now time.Time, diskUsedRatio float64) (deletedSegme
 			seg.lastModified = time.UnixMilli(cl.segmentMaxTimestamp(f))
 		}
 		segs = append(segs, seg)
-		if seg.active || seg.referenced || now.Sub(seg.lastModified) <= s.cfg.FileReservedTime {
+		if seg.active || seg.referenced || now.Sub(seg.lastModified) <= p.reserved {
 			break
 		}
 	}
-	del := decideRetention(now, segs, retentionPolicy{
-		reserved:         s.cfg.FileReservedTime,
-		deleteWhenHours:  s.cfg.deleteHours(),
-		diskMaxUsedRatio: s.cfg.DiskMaxUsedSpaceRatio,
-		diskUsedRatio:    diskUsedRatio,
-	})
+	del := decideRetention(now, segs, p)
 	if len(del) == 0 {
 		return 0, nil
 	}
@@ -135,7 +136,7 @@ func (s *Store) CleanExpired(now time.Time, diskUsedRatio float64) (deletedSegme
 		err = s.entries.log.forgetBelowLocked(newMin)
 		s.entries.dead.dropBelow(newMin)
 	}
-	if now.Sub(segs[del[0]].lastModified) <= s.cfg.FileReservedTime {
+	if now.Sub(segs[del[0]].lastModified) <= p.reserved {
 		// Only a full disk deletes a segment before fileReservedTime, and its
 		// messages may not have been consumed: an operator must hear of it.
 		s.log.Warn("disk over diskMaxUsedSpaceRatio: retention deleted a CommitLog segment before fileReservedTime",
@@ -152,14 +153,17 @@ func (s *Store) CleanExpired(now time.Time, diskUsedRatio float64) (deletedSegme
 	return len(del), nil
 }
 
-// retentionDue says whether a retention run at now can delete anything: the hour is a
-// deleteWhen hour, or the disk is over its ratio (decideRetention's first rule). It
-// returns FileReservedTime too, read under the same lock.
-func (s *Store) retentionDue(now time.Time, diskUsedRatio float64) (bool, time.Duration) {
+// retentionPolicy is the retention configuration (read under mu: SetRetention
+// changes it) with the observed disk usage.
+func (s *Store) retentionPolicy(diskUsedRatio float64) retentionPolicy {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	due := diskUsedRatio > s.cfg.DiskMaxUsedSpaceRatio || slices.Contains(s.cfg.deleteHours(), now.Hour())
-	return due, s.cfg.FileReservedTime
+	return retentionPolicy{
+		reserved:         s.cfg.FileReservedTime,
+		deleteWhenHours:  s.cfg.deleteHours(),
+		diskMaxUsedRatio: s.cfg.DiskMaxUsedSpaceRatio,
+		diskUsedRatio:    diskUsedRatio,
+	}
 }
 
 // lockWriters takes the locks retention holds: the Store's write lock and, with the

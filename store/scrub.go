@@ -62,7 +62,7 @@ func (s *Store) startScrub(upTo PhysicalOffset, rate int64) {
 			if f.start >= int64(upTo) {
 				break
 			}
-			n, err := scrubSegment(f, rate, began, &checked, sc.stop)
+			stopped, err := scrubSegment(f, rate, began, &checked, sc.stop)
 			s.scrubLeft.Store(max(0, total-checked))
 			if err != nil {
 				s.log.Error("scrub found a corrupt record in the committed CommitLog; this node must stop serving",
@@ -73,8 +73,8 @@ func (s *Store) startScrub(upTo PhysicalOffset, rate int64) {
 				}
 				return
 			}
-			if n < 0 {
-				return // stopped
+			if stopped {
+				return
 			}
 		}
 		s.scrubLeft.Store(0)
@@ -93,12 +93,13 @@ func (s *Store) stopScrub() {
 	<-sc.done
 }
 
-// scrubSegment checks f's records, sleeping so that *checked bytes since began stay
-// within rate. It returns the bytes checked, -1 when stop closed first, or an error
-// wrapping ErrCorrupt. A segment being deleted (acquire fails) counts as checked.
-func scrubSegment(f *mappedFile, rate int64, began time.Time, checked *int64, stop <-chan struct{}) (int64, error) {
+// scrubSegment checks f's records, adding what it checked to *checked and sleeping so
+// that *checked bytes since began stay within rate. It reports whether stop closed
+// first, or an error wrapping ErrCorrupt. A segment being deleted (acquire fails) is
+// passed over.
+func scrubSegment(f *mappedFile, rate int64, began time.Time, checked *int64, stop <-chan struct{}) (stopped bool, err error) {
 	if !f.acquire() {
-		return 0, nil
+		return false, nil
 	}
 	defer f.release()
 	wrote := f.wrotePosition.Load()
@@ -109,12 +110,12 @@ func scrubSegment(f *mappedFile, rate int64, began time.Time, checked *int64, st
 		size, kind, err := checkRecord(b[pos:], off)
 		switch {
 		case err != nil:
-			return int64(pos), fmt.Errorf("%w (segment %s, written to %d)", err, fileName(f.start), f.start+wrote)
+			return false, fmt.Errorf("%w (segment %s, written to %d)", err, fileName(f.start), f.start+wrote)
 		case kind == recordEnd:
 			// Nothing more was written here: only zeros may follow in the written
 			// part of a segment below the recovery scan.
 			if lastNonZero(b[pos:]) != 0 {
-				return int64(pos), corruptf("segment %s: bytes after the records' end at %d", fileName(f.start), off)
+				return false, corruptf("segment %s: bytes after the records' end at %d", fileName(f.start), off)
 			}
 			pos = len(b)
 		case kind == recordBlank:
@@ -126,20 +127,12 @@ func scrubSegment(f *mappedFile, rate int64, began time.Time, checked *int64, st
 			*checked += int64(pos - paced)
 			paced = pos
 			due := began.Add(time.Duration(float64(*checked) / float64(rate) * float64(time.Second)))
-			if wait := time.Until(due); wait > 0 {
-				select {
-				case <-stop:
-					return -1, nil
-				case <-time.After(wait):
-				}
-			} else {
-				select {
-				case <-stop:
-					return -1, nil
-				default:
-				}
+			select {
+			case <-stop:
+				return true, nil
+			case <-time.After(max(0, time.Until(due))):
 			}
 		}
 	}
-	return int64(pos), nil
+	return false, nil
 }
