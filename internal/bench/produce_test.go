@@ -212,3 +212,22 @@ func TestProduceStopsEarlyOnCancel(t *testing.T) {
 		t.Fatalf("no summary after the cancel: %+v", recs[len(recs)-1])
 	}
 }
+
+// A sync send the broker refuses counts as failed, with the broker's answer
+// in the output (the sync path waits on InvokeAsync's callback).
+func TestProduceSyncCountsRefusedSends(t *testing.T) {
+	const topic = "Refused"
+	b := startBroker(t, map[string]int32{topic: 1})
+	var live bytes.Buffer
+	res, err := Produce(context.Background(), ProduceOptions{Namesrv: []string{b.ns}, Topic: topic, Client: ClientNative,
+		Producers: 1, Count: 3, MessageSize: 5 << 20, Out: &live})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Sent != 0 || res.Failed != 3 {
+		t.Fatalf("sent %d failed %d, want 0 and 3\n%s", res.Sent, res.Failed, live.String())
+	}
+	if !strings.Contains(live.String(), "MESSAGE_ILLEGAL") {
+		t.Fatalf("the broker's answer is not in the output:\n%s", live.String())
+	}
+}
