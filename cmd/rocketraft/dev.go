@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -186,66 +185,31 @@ func (d *devCluster) run() error {
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return err
 	}
-	var procs []*exec.Cmd
-	start := func(name string, args ...string) error {
-		logf, err := os.OpenFile(filepath.Join(logDir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return err
-		}
-		c := exec.Command(self, args...)
-		c.Stdout, c.Stderr = logf, logf
-		if name == "console" {
-			c.Env = d.consoleEnv()
-		}
-		if err := c.Start(); err != nil {
-			return fmt.Errorf("dev: start %s: %w", name, err)
-		}
-		procs = append(procs, c)
-		return nil
-	}
-	stopAll := func() {
-		for _, p := range procs {
-			_ = p.Process.Signal(syscall.SIGTERM)
-		}
-		done := make(chan struct{})
-		go func() {
-			for _, p := range procs {
-				_ = p.Wait()
-			}
-			close(done)
-		}()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			for _, p := range procs {
-				_ = p.Process.Kill()
-			}
-		}
-	}
-	if err := start("namesrv", "namesrv", "-c", namesrvConf); err != nil {
+	sup := newDevSupervisor(self, logDir, os.Stdout)
+	if _, err := sup.start("namesrv", true, nil, "namesrv", "-c", namesrvConf); err != nil {
 		return err
 	}
 	for _, conf := range brokerConfs {
 		name := strings.TrimSuffix(filepath.Base(conf), ".conf")
-		if err := start(name, "broker", "-c", conf); err != nil {
-			stopAll()
+		if _, err := sup.start(name, true, nil, "broker", "-c", conf); err != nil {
+			sup.stopAll()
 			return err
 		}
 	}
 	ns := fmt.Sprintf("127.0.0.1:%d", d.namesrvPort)
-	var consoleProc *exec.Cmd
 	if d.console != "" && !listenable(d.console) {
 		fmt.Printf("console: %s is in use; not started (choose another with --console)\n", d.console)
 		d.console = ""
 	}
 	if d.console != "" {
-		if err := start("console", d.consoleArgs(ns)...); err != nil {
-			stopAll()
+		// The cluster does not need the console: when it exits, dev says so
+		// and keeps running.
+		if _, err := sup.start("console", false, d.consoleEnv(), d.consoleArgs(ns)...); err != nil {
+			sup.stopAll()
 			return err
 		}
-		consoleProc = procs[len(procs)-1]
 	}
-	fmt.Printf("rocketraft dev cluster running (Ctrl-C stops it)\n")
+	fmt.Printf("rocketraft dev cluster running (Ctrl-C stops it; a node that exits is started again after %v)\n", devRestartDelay)
 	if a := d.namesrvAdmin; a != "" {
 		fmt.Printf("  nameserver   %s  metrics http://%s/metrics\n", ns, a)
 	} else {
@@ -279,27 +243,9 @@ func (d *devCluster) run() error {
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	exited := make(chan *exec.Cmd, len(procs))
-	for _, p := range procs {
-		go func(p *exec.Cmd) { _ = p.Wait(); exited <- p }(p)
-	}
-wait:
-	for {
-		select {
-		case <-sig:
-			fmt.Println("\nstopping…")
-			break wait
-		case p := <-exited:
-			if p == consoleProc {
-				// The cluster does not need the console; say so and keep running.
-				fmt.Printf("\nthe console exited (see %s); the cluster keeps running\n", filepath.Join(logDir, "console.log"))
-				continue
-			}
-			fmt.Printf("\n%s exited unexpectedly (see %s); stopping the cluster\n", strings.Join(p.Args[1:], " "), logDir)
-			break wait
-		}
-	}
-	stopAll()
+	sup.wait(sig)
+	fmt.Println("\nstopping…")
+	sup.stopAll()
 	return nil
 }
 
