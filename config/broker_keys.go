@@ -533,7 +533,7 @@ var brokerKeys = []keySpec[Broker]{
 		get: func(b *Broker) string { return btoa(b.TLSClientEnable) },
 	},
 	{
-		name: "raftTlsEnable", doc: "Mutual TLS on the raft port (dLegerPeers): peers dialling in must present a certificate signed by tlsServerTrustCertPath (the group's CA), and peers dialled are verified against it, including the raft host as a certificate SAN; this node serves and presents tlsServerCertPath (needs the serverAuth and clientAuth usages), reloaded on change. Independent of tlsMode. All nodes of a group must agree: a plain and a TLS node cannot talk.",
+		name: "raftTlsEnable", doc: "Mutual TLS on the raft port (dLegerPeers): peers dialling in must present a certificate signed by tlsServerTrustCertPath (the group's CA) that names (IP or DNS SAN) the host of one of the group's peers (dLegerPeers, or the current raft configuration), and peers dialled are verified against it, including the raft host as a certificate SAN; this node serves and presents tlsServerCertPath (needs the serverAuth and clientAuth usages), reloaded on change. Independent of tlsMode. All nodes of a group must agree: a plain and a TLS node cannot talk.",
 		set: func(b *Broker, s string) error {
 			v, err := parseBool(s)
 			if err != nil {

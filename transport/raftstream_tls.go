@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"time"
@@ -12,14 +13,17 @@ import (
 
 // StreamTLS turns on mutual TLS between the raft peers of one group
 // (broker.conf raftTlsEnable). Both directions are verified against the group's
-// CA: a node accepts only peers presenting a certificate that chains to CAFile,
-// and dials only peers whose certificate chains to it and names the dialled
-// host (IP or DNS SAN). A node's certificate therefore needs the serverAuth and
-// clientAuth extended key usages (transport/devcert issues both) and its raft
-// host as a SAN.
+// CA: a node accepts only peers presenting a certificate that chains to CAFile
+// and, with Peers set, names the host of one of the group's peers; it dials
+// only peers whose certificate chains to it and names the dialled host (IP or
+// DNS SAN). A node's certificate therefore needs the serverAuth and clientAuth
+// extended key usages (transport/devcert issues both) and its raft host as a
+// SAN.
 //
-// Every certificate the CA signed is a valid peer: give the group a CA of its
-// own, not the one that issues client certificates for the client port.
+// Without Peers every certificate the CA signed is a valid peer. With it, a
+// client certificate of the same CA (an application's, for the client port)
+// is refused on the raft port unless it names a peer's host; a group CA of its
+// own is still the cleaner set-up.
 type StreamTLS struct {
 	// CertFile and KeyFile are this node's PEM pair, served to peers that dial in
 	// and presented when dialling; reloaded when the files change (CertSource).
@@ -32,6 +36,11 @@ type StreamTLS struct {
 	// Logger receives certificate reloads and refused peers (remote address and
 	// reason); nil discards them.
 	Logger hclog.Logger
+	// Peers, when set, returns the raft addresses (host:port) of the group's
+	// peers at the time a peer dials in; the peer's certificate must name the
+	// host of one of them. It is asked once per inbound connection, and raft
+	// keeps its connections, so it may be slow-ish but must not block on raft.
+	Peers func() []string
 }
 
 // NewTLSStreamLayer is NewTCPStreamLayer with mutual TLS (StreamTLS). The pair
@@ -65,6 +74,12 @@ func NewTLSStreamLayer(bindAddr string, advertise net.Addr, cfg StreamTLS) (*Str
 			GetCertificate: src.GetCertificate,
 			ClientAuth:     tls.RequireAndVerifyClientCert,
 			ClientCAs:      pool,
+			VerifyConnection: func(cs tls.ConnectionState) error {
+				if cfg.Peers == nil || len(cs.PeerCertificates) == 0 {
+					return nil // no peer list: any certificate the CA signed
+				}
+				return certNamesAPeer(cs.PeerCertificates[0], cfg.Peers())
+			},
 		},
 		client: &tls.Config{
 			MinVersion:           tls.VersionTLS12,
@@ -79,4 +94,26 @@ func NewTLSStreamLayer(bindAddr string, advertise net.Addr, cfg StreamTLS) (*Str
 	}
 	go s.tls.acceptLoop(s.ln)
 	return s, nil
+}
+
+// certNamesAPeer checks that cert names (as an IP or DNS SAN) the host of one
+// of the raft addresses peers, and says which names and hosts did not match.
+func certNamesAPeer(cert *x509.Certificate, peers []string) error {
+	hosts := make([]string, 0, len(peers))
+	for _, addr := range peers {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			host = addr
+		}
+		if cert.VerifyHostname(host) == nil {
+			return nil
+		}
+		hosts = append(hosts, host)
+	}
+	var names []string
+	names = append(names, cert.DNSNames...)
+	for _, ip := range cert.IPAddresses {
+		names = append(names, ip.String())
+	}
+	return fmt.Errorf("certificate %q names %v, none of the group's raft peers %v", cert.Subject.CommonName, names, hosts)
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -160,6 +161,61 @@ func TestTLSStreamLayerRefusesForeignCA(t *testing.T) {
 	default:
 	}
 	t.Logf("a's refusals:\n%s", logA.String())
+}
+
+// TestTLSStreamLayerRefusesACertificateNamingNoPeer: with Peers set, a node
+// accepts a dialling peer only if its certificate, signed by the group's CA,
+// also names the host of one of the group's peers; another certificate of the
+// same CA (an application's client certificate) is refused and logged with
+// the names it carries. The list is asked per connection, so a peer added to
+// the group later is accepted from then on.
+func TestTLSStreamLayerRefusesACertificateNamingNoPeer(t *testing.T) {
+	p := newPKI(t)
+	var peers atomic.Pointer[[]string]
+	peers.Store(&[]string{"127.0.0.1:40911", "10.1.2.3:40921"})
+	var logA proctest.SyncBuffer
+	a, err := NewTLSStreamLayer("127.0.0.1:0", nil, StreamTLS{CertFile: p.cert, KeyFile: p.key, CAFile: p.caFile,
+		HandshakeTimeout: 2 * time.Second, Logger: testLogger(t, &logA), Peers: func() []string { return *peers.Load() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	ta := raft.NewNetworkTransport(a, 2, 2*time.Second, io.Discard)
+	defer ta.Close()
+	voteResponder(t, ta)
+
+	certPEM, keyPEM, err := p.ca.Issue("app-client", []string{"app.example"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := newTLSStreamLayer(t, p.write(t, "app.pem", certPEM), p.write(t, "app.key", keyPEM), p.caFile, nil)
+	tx := raft.NewNetworkTransport(x, 2, 2*time.Second, io.Discard)
+	defer tx.Close()
+	if _, err := requestVote(tx, ta.LocalAddr()); err == nil {
+		t.Fatal("RequestVote from a certificate naming no peer succeeded")
+	}
+	waitFor(t, func() bool { return strings.Contains(logA.String(), "none of the group's raft peers") },
+		"a to refuse the application's certificate:\n%s", logA.String())
+	if l := logA.String(); !strings.Contains(l, "app.example") || !strings.Contains(l, "10.1.2.3") {
+		t.Fatalf("the refusal does not name the certificate's names and the peers:\n%s", l)
+	}
+
+	// A peer's certificate (it names 127.0.0.1, the first peer's host) is accepted.
+	b := newTLSStreamLayer(t, p.clientCert, p.clientKey, p.caFile, nil)
+	tb := raft.NewNetworkTransport(b, 2, 2*time.Second, io.Discard)
+	defer tb.Close()
+	if resp, err := requestVote(tb, ta.LocalAddr()); err != nil || !resp.Granted {
+		t.Fatalf("RequestVote from a peer's certificate: %+v %v", resp, err)
+	}
+
+	// The same certificate once 127.0.0.1 is no longer a peer: refused on a new connection.
+	peers.Store(&[]string{"10.1.2.3:40921"})
+	c := newTLSStreamLayer(t, p.clientCert, p.clientKey, p.caFile, nil)
+	tc := raft.NewNetworkTransport(c, 2, 2*time.Second, io.Discard)
+	defer tc.Close()
+	if _, err := requestVote(tc, ta.LocalAddr()); err == nil {
+		t.Fatal("RequestVote from a host no longer among the peers succeeded")
+	}
 }
 
 func TestTLSStreamLayerConfigErrors(t *testing.T) {

@@ -42,8 +42,9 @@ func newBrokerCommand() *cobra.Command {
 	return cmd
 }
 
-// nodeConfig maps the broker.conf keys onto the raft node's settings.
-func nodeConfig(cfg config.Broker, log hclog.Logger) (node.Config, error) {
+// nodeConfig maps the broker.conf keys onto the raft node's settings. With
+// raftTlsEnable, peers is what the raft port accepts peers from (raftStream).
+func nodeConfig(cfg config.Broker, peers *raftPeers, log hclog.Logger) (node.Config, error) {
 	self, _, err := cfg.Self()
 	if err != nil {
 		return node.Config{}, err
@@ -56,15 +57,15 @@ func nodeConfig(cfg config.Broker, log hclog.Logger) (node.Config, error) {
 	// written: peers dial a host name afresh each time, so a restarted pod
 	// with a new IP is found again (transport.HostPort). Only the listener
 	// resolves this node's own entry, to an address of this machine.
-	stream, err := raftStream(cfg, self.Addr, transport.HostPort(self.Addr), log)
+	stream, err := raftStream(cfg, self.Addr, transport.HostPort(self.Addr), peers, log)
 	if err != nil {
 		return node.Config{}, err
 	}
 	trans := raft.NewNetworkTransportWithLogger(stream, 3, 10*time.Second, log.Named("raft-net"))
-	var peers []raft.Server
+	var servers []raft.Server
 	if !cfg.Join { // a joining node starts with no configuration; the leader adds it
 		for _, p := range cfg.Peers {
-			peers = append(peers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.Addr)})
+			servers = append(servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.Addr)})
 		}
 	}
 	flushMode := store.FlushAsync
@@ -74,7 +75,7 @@ func nodeConfig(cfg config.Broker, log hclog.Logger) (node.Config, error) {
 	return node.Config{
 		ID:        raft.ServerID(self.ID),
 		Dir:       cfg.StorePathRootDir,
-		Peers:     peers,
+		Peers:     servers,
 		Transport: trans,
 		LogStore:  raftlog.LogStoreKind(cfg.Raft.LogStore),
 		Store: store.Config{
@@ -173,7 +174,8 @@ func runBroker(cfg config.Broker) error {
 	if err := os.MkdirAll(filepath.Clean(cfg.StorePathRootDir), 0o755); err != nil {
 		return fmt.Errorf("storePathRootDir=%q: %w", cfg.StorePathRootDir, err)
 	}
-	ncfg, err := nodeConfig(cfg, log)
+	peers := newRaftPeers(cfg)
+	ncfg, err := nodeConfig(cfg, peers, log)
 	if err != nil {
 		return err
 	}
@@ -181,6 +183,7 @@ func runBroker(cfg config.Broker) error {
 	if err != nil {
 		return fmt.Errorf("open raft node: %w", err)
 	}
+	peers.follow(n.Configuration)
 	m := metrics.New(metrics.Options{Cluster: cfg.ClusterName, BrokerName: cfg.BrokerName, SelfID: cfg.SelfID})
 	if err := m.ExportRaftInternals(); err != nil {
 		log.Warn("raft internals will not be exported", "error", err)

@@ -35,7 +35,7 @@ func (d *devCluster) tlsLines(broker bool) []string {
 func (d *devCluster) printTLS() {
 	fmt.Printf("TLS is on (tlsMode=enforcing on the nameserver and every broker): clients must use TLS;\n")
 	fmt.Printf("plaintext connections are closed. The raft ports run mutual TLS (raftTlsEnable): a peer\n")
-	fmt.Printf("without a certificate of this CA is refused. The certificate is for 127.0.0.1, ::1 and\n")
+	fmt.Printf("without a certificate of this CA naming its raft host is refused. The certificate is for 127.0.0.1, ::1 and\n")
 	fmt.Printf("localhost, signed by a CA made for this run:\n")
 	fmt.Printf("  CA           %s\n", d.certs.CACert)
 	fmt.Printf("  certificate  %s (key %s)\n", d.certs.Cert, d.certs.Key)

@@ -23,7 +23,7 @@ func nodeConfigOf(t *testing.T, lines string) node.Config {
 	if err != nil {
 		t.Fatalf("%q: %v", lines, err)
 	}
-	ncfg, err := nodeConfig(cfg, hclog.NewNullLogger())
+	ncfg, err := nodeConfig(cfg, newRaftPeers(cfg), hclog.NewNullLogger())
 	if err != nil {
 		t.Fatalf("%q: nodeConfig: %v", lines, err)
 	}

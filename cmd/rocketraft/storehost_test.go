@@ -102,7 +102,7 @@ adminListen=
 	if err != nil {
 		t.Fatal(err)
 	}
-	ncfg, err := nodeConfig(cfg, hclog.NewNullLogger())
+	ncfg, err := nodeConfig(cfg, newRaftPeers(cfg), hclog.NewNullLogger())
 	if err != nil {
 		t.Fatalf("nodeConfig: %v", err)
 	}
@@ -123,7 +123,7 @@ adminListen=
 func TestNodeConfigUnresolvableBrokerIP1(t *testing.T) {
 	cfg := config.DefaultBroker()
 	cfg.BrokerIP1 = "no-such-host.invalid"
-	_, err := nodeConfig(cfg, hclog.NewNullLogger())
+	_, err := nodeConfig(cfg, newRaftPeers(cfg), hclog.NewNullLogger())
 	var dns *net.DNSError
 	if err == nil || !strings.Contains(err.Error(), `brokerIP1="no-such-host.invalid"`) || !errors.As(err, &dns) {
 		t.Fatalf("err = %v, want a DNS error naming brokerIP1", err)

@@ -4,8 +4,10 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
 	"github.com/spf13/pflag"
 
 	"github.com/rocketraft/rocketraft/config"
@@ -43,15 +45,50 @@ func brokerClientTLS(cfg config.Broker, log hclog.Logger) (*tls.Config, error) {
 }
 
 // raftStream is the raft port's stream layer: mutual TLS against the group's
-// CA (tlsServerTrustCertPath) with raftTlsEnable, plain TCP without.
-func raftStream(cfg config.Broker, bind string, advertise net.Addr, log hclog.Logger) (*transport.StreamLayer, error) {
+// CA (tlsServerTrustCertPath) with raftTlsEnable, plain TCP without. Under TLS
+// a peer dialling in must present a certificate naming the host of one of
+// peers' addresses.
+func raftStream(cfg config.Broker, bind string, advertise net.Addr, peers *raftPeers, log hclog.Logger) (*transport.StreamLayer, error) {
 	if !cfg.RaftTLSEnable {
 		return transport.NewTCPStreamLayer(bind, advertise)
 	}
 	return transport.NewTLSStreamLayer(bind, advertise, transport.StreamTLS{
 		CertFile: cfg.TLS.CertPath, KeyFile: cfg.TLS.KeyPath, CAFile: cfg.TLS.TrustCertPath,
-		Logger: log.Named("raft-tls"),
+		Logger: log.Named("raft-tls"), Peers: peers.addrs,
 	})
+}
+
+// raftPeers are the raft addresses a node accepts peers from: the ones
+// dLegerPeers names, and, once the node runs, every server of the group's
+// current configuration. A node added with `admin raft add-peer` is in the
+// latter only, and the other nodes' broker.conf need not list it.
+type raftPeers struct {
+	configured []string
+	current    atomic.Pointer[func() ([]raft.Server, error)]
+}
+
+func newRaftPeers(cfg config.Broker) *raftPeers {
+	p := &raftPeers{}
+	for _, peer := range cfg.Peers {
+		p.configured = append(p.configured, peer.Addr)
+	}
+	return p
+}
+
+// follow adds the servers of configuration (the raft node's Configuration) from now on.
+func (p *raftPeers) follow(configuration func() ([]raft.Server, error)) {
+	p.current.Store(&configuration)
+}
+
+func (p *raftPeers) addrs() []string {
+	out := append([]string(nil), p.configured...)
+	if f := p.current.Load(); f != nil {
+		servers, _ := (*f)() // on an error, the configured peers alone
+		for _, s := range servers {
+			out = append(out, string(s.Address))
+		}
+	}
+	return out
 }
 
 // clientTLSFlags are --tls and --tls-ca of the admin and bench commands.
