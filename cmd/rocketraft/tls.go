@@ -91,14 +91,18 @@ func (p *raftPeers) addrs() []string {
 	return out
 }
 
-// clientTLSFlags are --tls and --tls-ca of the admin and bench commands.
+// clientTLSFlags are --tls, --tls-ca, --tls-cert and --tls-key of the admin,
+// bench and console commands.
 type clientTLSFlags struct {
-	enable bool
-	caFile string
+	enable   bool
+	caFile   string
+	certFile string
+	keyFile  string
 }
 
-// register adds --tls, and --tls-ca when the command's client can verify a
-// server (bench consume runs the rocketmq-go client, which cannot).
+// register adds --tls, and --tls-ca, --tls-cert and --tls-key when the
+// command's client can verify a server and present a certificate (bench
+// consume runs the rocketmq-go client, which can do neither).
 func (f *clientTLSFlags) register(fs *pflag.FlagSet, verify bool) {
 	if !verify {
 		fs.BoolVar(&f.enable, "tls", false, "dial the nameservers and brokers over TLS (needed when they run tlsMode=enforcing); the rocketmq-go client does not verify their certificates")
@@ -106,16 +110,24 @@ func (f *clientTLSFlags) register(fs *pflag.FlagSet, verify bool) {
 	}
 	fs.BoolVar(&f.enable, "tls", false, "dial the nameservers and brokers over TLS (needed when they run tlsMode=enforcing)")
 	fs.StringVar(&f.caFile, "tls-ca", "", "with --tls: PEM CA file to verify the servers' certificates against; empty trusts any server (RocketMQ's client default)")
+	fs.StringVar(&f.certFile, "tls-cert", "", "with --tls: PEM client certificate (chain) to present, for servers with tlsServerNeedClientAuth=require; needs --tls-key")
+	fs.StringVar(&f.keyFile, "tls-key", "", "with --tls: PEM private key of --tls-cert")
 }
 
-// config is the tls.Config to dial with, nil without --tls. --tls-ca alone is
-// an error rather than a silent plaintext run.
+// config is the tls.Config to dial with, nil without --tls. A TLS flag
+// without --tls, or half of a pair, is an error rather than a silent
+// plaintext run or an anonymous handshake.
 func (f *clientTLSFlags) config() (*tls.Config, error) {
 	if !f.enable {
-		if f.caFile != "" {
-			return nil, fmt.Errorf("--tls-ca=%s needs --tls", f.caFile)
+		for _, fl := range []struct{ name, val string }{{"--tls-ca", f.caFile}, {"--tls-cert", f.certFile}, {"--tls-key", f.keyFile}} {
+			if fl.val != "" {
+				return nil, fmt.Errorf("%s=%s needs --tls", fl.name, fl.val)
+			}
 		}
 		return nil, nil
 	}
-	return transport.ClientTLS("", "", f.caFile, nil)
+	if (f.certFile == "") != (f.keyFile == "") {
+		return nil, fmt.Errorf("--tls-cert=%q and --tls-key=%q: give both (a client certificate and its key) or neither", f.certFile, f.keyFile)
+	}
+	return transport.ClientTLS(f.certFile, f.keyFile, f.caFile, nil)
 }
