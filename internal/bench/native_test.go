@@ -35,13 +35,17 @@ func TestBatchBodyLayout(t *testing.T) {
 }
 
 // The rocketmq-go client takes only "TLS on": a config that would verify the
-// server is refused rather than silently run unverified.
+// server, or present a client certificate, is refused rather than silently
+// run without it.
 func TestGoClientTLSRefusesVerification(t *testing.T) {
 	if on, err := goClientTLS(nil); on || err != nil {
 		t.Fatalf("nil config: on=%v err=%v", on, err)
 	}
 	if on, err := goClientTLS(&tls.Config{InsecureSkipVerify: true}); !on || err != nil {
 		t.Fatalf("trust-any config: on=%v err=%v", on, err)
+	}
+	if _, err := goClientTLS(&tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{{}}}); !errors.Is(err, ErrTLSClientCertUnsupported) {
+		t.Fatalf("config with a client certificate: err=%v, want ErrTLSClientCertUnsupported", err)
 	}
 	if _, err := goClientTLS(&tls.Config{RootCAs: x509.NewCertPool()}); !errors.Is(err, ErrTLSVerifyUnsupported) {
 		t.Fatalf("verifying config: err=%v, want ErrTLSVerifyUnsupported", err)

@@ -43,6 +43,9 @@ var (
 	// ErrTLSVerifyUnsupported: the rocketmq-go client was asked to verify the
 	// server's certificate, which it cannot do (it dials with InsecureSkipVerify).
 	ErrTLSVerifyUnsupported = errors.New("bench: the rocketmq-go client cannot verify the server certificate")
+	// ErrTLSClientCertUnsupported: the rocketmq-go client was given a client
+	// certificate, which it has no setting to present.
+	ErrTLSClientCertUnsupported = errors.New("bench: the rocketmq-go client cannot present a client certificate")
 )
 
 // Limits the options are checked against.
@@ -260,6 +263,9 @@ func goClientTLS(cfg *tls.Config) (bool, error) {
 	}
 	if !cfg.InsecureSkipVerify {
 		return false, fmt.Errorf("%w: drop --tls-ca, or use --client native (producer only)", ErrTLSVerifyUnsupported)
+	}
+	if cfg.GetClientCertificate != nil || len(cfg.Certificates) > 0 {
+		return false, fmt.Errorf("%w: drop --tls-cert/--tls-key, or use --client native (producer only)", ErrTLSClientCertUnsupported)
 	}
 	return true, nil
 }
