@@ -88,7 +88,7 @@ func tlsKeyPathKey[T any](field func(*T) *TLSServer) keySpec[T] {
 // connections use the file too).
 func tlsTrustCertPathKey[T any](field func(*T) *TLSServer, trustDoc string) keySpec[T] {
 	return keySpec[T]{
-		name: "tlsServerTrustCertPath", doc: "PEM CA certificates that client certificates are verified against, read at start; required when tlsServerNeedClientAuth is optional or require." + trustDoc,
+		name: "tlsServerTrustCertPath", doc: "PEM CA certificates that client certificates (and, with raftTlsEnable, raft peers) are verified against; a changed file is picked up within a second, without a restart; required when tlsServerNeedClientAuth is optional or require." + trustDoc,
 		set: func(c *T, s string) error { field(c).TrustCertPath = strings.TrimSpace(s); return nil },
 		get: func(c *T) string { return field(c).TrustCertPath },
 		check: func(c *T) string {

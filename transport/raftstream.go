@@ -127,6 +127,7 @@ func (s *StreamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (n
 // (which backs off after every Accept error) and never reaches raft at all.
 type streamTLS struct {
 	server, client *tls.Config
+	cas            *CASource // the group's CA, for dialled peers (serverVerifier)
 	timeout        time.Duration
 	log            hclog.Logger
 
@@ -199,11 +200,14 @@ func (t *streamTLS) dial(address raft.ServerAddress, timeout time.Duration) (net
 	if err != nil {
 		return nil, fmt.Errorf("raft stream dial addr=%s: %w", address, err)
 	}
-	cfg := t.client
-	if host, _, err := net.SplitHostPort(string(address)); err == nil {
-		cfg = cfg.Clone()
-		cfg.ServerName = host // verified against the certificate's IP or DNS names
+	host, _, err := net.SplitHostPort(string(address))
+	if err != nil {
+		_ = nc.Close()
+		return nil, fmt.Errorf("raft stream dial addr=%s: %w", address, err)
 	}
+	cfg := t.client.Clone()
+	cfg.ServerName = host                              // SNI for a DNS name
+	cfg.VerifyConnection = serverVerifier(t.cas, host) // the chain, and host among the certificate's IP or DNS names
 	conn := tls.Client(nc, cfg)
 	hctx, hcancel := context.WithTimeout(ctx, t.timeout)
 	err = conn.HandshakeContext(hctx)

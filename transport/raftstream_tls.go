@@ -28,7 +28,8 @@ type StreamTLS struct {
 	// CertFile and KeyFile are this node's PEM pair, served to peers that dial in
 	// and presented when dialling; reloaded when the files change (CertSource).
 	CertFile, KeyFile string
-	// CAFile holds the group's PEM CA certificates; read once, at start.
+	// CAFile holds the group's PEM CA certificates; read again when it
+	// changes (CASource), so a CA is rotated without a restart.
 	CAFile string
 	// HandshakeTimeout bounds one handshake, inbound or outbound (the dial's own
 	// timeout bounds outbound ones too). Default DefaultHandshakeTimeout.
@@ -59,7 +60,7 @@ func NewTLSStreamLayer(bindAddr string, advertise net.Addr, cfg StreamTLS) (*Str
 	if err != nil {
 		return nil, fmt.Errorf("raft stream TLS: %w", err)
 	}
-	pool, err := LoadCertPool(cfg.CAFile)
+	cas, err := NewCASource(cfg.CAFile, cfg.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("raft stream TLS: %w", err)
 	}
@@ -73,7 +74,7 @@ func NewTLSStreamLayer(bindAddr string, advertise net.Addr, cfg StreamTLS) (*Str
 			MinVersion:     tls.VersionTLS12,
 			GetCertificate: src.GetCertificate,
 			ClientAuth:     tls.RequireAndVerifyClientCert,
-			ClientCAs:      pool,
+			ClientCAs:      cas.Pool(),
 			VerifyConnection: func(cs tls.ConnectionState) error {
 				if cfg.Peers == nil || len(cs.PeerCertificates) == 0 {
 					return nil // no peer list: any certificate the CA signed
@@ -84,7 +85,7 @@ func NewTLSStreamLayer(bindAddr string, advertise net.Addr, cfg StreamTLS) (*Str
 		client: &tls.Config{
 			MinVersion:           tls.VersionTLS12,
 			GetClientCertificate: src.GetClientCertificate,
-			RootCAs:              pool,
+			InsecureSkipVerify:   true, // dial sets VerifyConnection: serverVerifier against the CA file of the moment
 		},
 		timeout: cfg.HandshakeTimeout,
 		log:     cfg.Logger,
@@ -92,6 +93,10 @@ func NewTLSStreamLayer(bindAddr string, advertise net.Addr, cfg StreamTLS) (*Str
 		cancel:  cancel,
 		ready:   make(chan acceptResult),
 	}
+	// The CA file is read again when it changes, both ways (CASource); dial
+	// checks the dialled peer with serverVerifier.
+	verifyClientsWith(s.tls.server, cas)
+	s.tls.cas = cas
 	go s.tls.acceptLoop(s.ln)
 	return s, nil
 }

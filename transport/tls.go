@@ -122,9 +122,12 @@ func (c TLSConfig) serverTLS(s *Server) (*tls.Config, error) {
 	s.certs = src
 	cfg := &tls.Config{GetCertificate: src.GetCertificate, MinVersion: tls.VersionTLS12}
 	if c.ClientCAFile != "" {
-		if cfg.ClientCAs, err = LoadCertPool(c.ClientCAFile); err != nil {
+		cas, err := NewCASource(c.ClientCAFile, s.logger.Named("tls"))
+		if err != nil {
 			return nil, err
 		}
+		cfg.ClientCAs = cas.Pool()
+		verifyClientsWith(cfg, cas) // a rotated CA file counts from its next handshake
 	}
 	verify := cfg.ClientCAs != nil
 	switch {
