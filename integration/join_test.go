@@ -34,30 +34,7 @@ func TestJoinBrandNewNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	clientAddr, raftAddr := fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1])
-	base, err := os.ReadFile(filepath.Join(c.dir, "conf", "n0.conf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	for _, l := range strings.Split(string(base), "\n") {
-		switch {
-		case strings.HasPrefix(l, "listenPort="):
-			l = fmt.Sprintf("listenPort=%d", ports[0])
-		case strings.HasPrefix(l, "storePathRootDir="):
-			l = "storePathRootDir=" + filepath.Join(c.dir, "n3")
-		case strings.HasPrefix(l, "dLegerPeers="):
-			l += ";n3-" + raftAddr
-		case strings.HasPrefix(l, "dLegerPeerClientAddrs="):
-			l += ";n3-" + clientAddr
-		case strings.HasPrefix(l, "dLegerSelfId="):
-			l = "dLegerSelfId=n3\ndLegerJoin=true"
-		}
-		lines = append(lines, l)
-	}
-	conf := filepath.Join(c.dir, "conf", "n3.conf")
-	if err := os.WriteFile(conf, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	conf := joinerConf(t, c, ports[0], clientAddr, raftAddr, nil)
 	n3 := newProc("n3", filepath.Join(c.dir, "logs", "n3.log"), "broker", "-c", conf)
 	if err := n3.Start(); err != nil {
 		t.Fatal(err)
@@ -134,4 +111,40 @@ func runtimeInfo(t *testing.T, c *cluster, addr string) map[string]string {
 		t.Fatalf("runtime info %s: %v", addr, err)
 	}
 	return kv.Table
+}
+
+// joinerConf writes the broker.conf of n3, a node joining c with dLegerJoin=true:
+// n0's config with n3's client port, directory and id, n3 appended to the peers
+// (raftAddr, clientAddr), and the keys in replace set to their values. It
+// returns the file's path.
+func joinerConf(t *testing.T, c *cluster, clientPort int, clientAddr, raftAddr string, replace map[string]string) string {
+	t.Helper()
+	base, err := os.ReadFile(filepath.Join(c.dir, "conf", "n0.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(base), "\n") {
+		key, _, _ := strings.Cut(l, "=")
+		switch v, ok := replace[key]; {
+		case ok:
+			l = key + "=" + v
+		case key == "listenPort":
+			l = fmt.Sprintf("listenPort=%d", clientPort)
+		case key == "storePathRootDir":
+			l = "storePathRootDir=" + filepath.Join(c.dir, "n3")
+		case key == "dLegerPeers":
+			l += ";n3-" + raftAddr
+		case key == "dLegerPeerClientAddrs":
+			l += ";n3-" + clientAddr
+		case key == "dLegerSelfId":
+			l = "dLegerSelfId=n3\ndLegerJoin=true"
+		}
+		lines = append(lines, l)
+	}
+	conf := filepath.Join(c.dir, "conf", "n3.conf")
+	if err := os.WriteFile(conf, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return conf
 }

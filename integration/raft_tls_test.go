@@ -148,34 +148,7 @@ func TestRaftTLSAcceptsANodeAddedLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	clientAddr, raftAddr := fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.2:%d", ports[1])
-	base, err := os.ReadFile(filepath.Join(c.dir, "conf", "n0.conf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	for _, l := range strings.Split(string(base), "\n") {
-		switch {
-		case strings.HasPrefix(l, "listenPort="):
-			l = fmt.Sprintf("listenPort=%d", ports[0])
-		case strings.HasPrefix(l, "storePathRootDir="):
-			l = "storePathRootDir=" + filepath.Join(c.dir, "n3")
-		case strings.HasPrefix(l, "dLegerPeers="):
-			l += ";n3-" + raftAddr
-		case strings.HasPrefix(l, "dLegerPeerClientAddrs="):
-			l += ";n3-" + clientAddr
-		case strings.HasPrefix(l, "dLegerSelfId="):
-			l = "dLegerSelfId=n3\ndLegerJoin=true"
-		case strings.HasPrefix(l, "tlsServerCertPath="):
-			l = "tlsServerCertPath=" + n3Cert
-		case strings.HasPrefix(l, "tlsServerKeyPath="):
-			l = "tlsServerKeyPath=" + n3Key
-		}
-		lines = append(lines, l)
-	}
-	conf := filepath.Join(c.dir, "conf", "n3.conf")
-	if err := os.WriteFile(conf, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	conf := joinerConf(t, c, ports[0], clientAddr, raftAddr, map[string]string{"tlsServerCertPath": n3Cert, "tlsServerKeyPath": n3Key})
 	n3 := newProc("n3", filepath.Join(c.dir, "logs", "n3.log"), "broker", "-c", conf)
 	if err := n3.Start(); err != nil {
 		t.Fatal(err)

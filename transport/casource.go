@@ -24,10 +24,9 @@ type CASource struct {
 	logger hclog.Logger
 	now    func() time.Time
 
-	mu        sync.Mutex
-	pool      *x509.CertPool // Invariant: never nil after NewCASource
-	seen      fileStamp      // certMod and certSize only
-	lastCheck time.Time
+	mu     sync.Mutex
+	pool   *x509.CertPool // Invariant: never nil after NewCASource
+	reload reloadCheck    // stamps with certMod and certSize only
 }
 
 // NewCASource loads file; a file without a usable certificate is an error here.
@@ -44,7 +43,7 @@ func NewCASource(file string, logger hclog.Logger) (*CASource, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.pool, s.seen, s.lastCheck = pool, stamp, s.now()
+	s.pool, s.reload = pool, reloadCheck{seen: stamp, lastCheck: s.now()}
 	return s, nil
 }
 
@@ -54,22 +53,9 @@ func (s *CASource) Pool() *x509.CertPool {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if now.Sub(s.lastCheck) < CertReloadInterval {
+	if !s.reload.due(now, s.stamp, s.logger, "CA file unreadable; keeping the loaded CAs") {
 		return s.pool
 	}
-	s.lastCheck = now
-	stamp, err := s.stamp()
-	if err != nil {
-		if stamp != s.seen {
-			s.logger.Warn("CA file unreadable; keeping the loaded CAs", "error", err)
-			s.seen = stamp
-		}
-		return s.pool
-	}
-	if stamp == s.seen {
-		return s.pool
-	}
-	s.seen = stamp
 	pool, err := LoadCertPool(s.file)
 	if err != nil {
 		s.logger.Warn("reloading CA file failed; keeping the loaded CAs", "error", err)

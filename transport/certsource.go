@@ -33,10 +33,40 @@ type CertSource struct {
 	logger            hclog.Logger
 	now               func() time.Time // time.Now; tests step it
 
-	mu        sync.Mutex
-	cert      *tls.Certificate // Invariant: never nil after NewCertSource
-	seen      fileStamp        // stamp of the files last tried, loaded or not
+	mu     sync.Mutex
+	cert   *tls.Certificate // Invariant: never nil after NewCertSource
+	reload reloadCheck
+}
+
+// reloadCheck decides when a source reads its files again: at most once per
+// CertReloadInterval, and only when their stamp changed since the last try.
+type reloadCheck struct {
+	seen      fileStamp // stamp of the files last tried, loaded or not
 	lastCheck time.Time
+}
+
+// due reports whether to load the files at now. An unreadable file is logged
+// (unreadable) once per new stamp and keeps what is loaded; a changed stamp is
+// remembered whether or not the load that follows succeeds, so a broken file
+// is tried once, not at every handshake.
+func (r *reloadCheck) due(now time.Time, stamp func() (fileStamp, error), logger hclog.Logger, unreadable string) bool {
+	if now.Sub(r.lastCheck) < CertReloadInterval {
+		return false
+	}
+	r.lastCheck = now
+	st, err := stamp()
+	if err != nil {
+		if st != r.seen {
+			logger.Warn(unreadable, "error", err)
+			r.seen = st
+		}
+		return false
+	}
+	if st == r.seen {
+		return false
+	}
+	r.seen = st
+	return true
 }
 
 // fileStamp is what a reload compares: both files' mtime and size.
@@ -61,7 +91,7 @@ func NewCertSource(certFile, keyFile string, logger hclog.Logger) (*CertSource, 
 	if err != nil {
 		return nil, err
 	}
-	s.cert, s.seen, s.lastCheck = cert, stamp, s.now()
+	s.cert, s.reload = cert, reloadCheck{seen: stamp, lastCheck: s.now()}
 	return s, nil
 }
 
@@ -81,22 +111,9 @@ func (s *CertSource) GetClientCertificate(*tls.CertificateRequestInfo) (*tls.Cer
 func (s *CertSource) current(now time.Time) *tls.Certificate {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if now.Sub(s.lastCheck) < CertReloadInterval {
+	if !s.reload.due(now, s.stamp, s.logger, "certificate files unreadable; keeping the loaded certificate") {
 		return s.cert
 	}
-	s.lastCheck = now
-	stamp, err := s.stamp()
-	if err != nil {
-		if stamp != s.seen {
-			s.logger.Warn("certificate files unreadable; keeping the loaded certificate", "error", err)
-			s.seen = stamp
-		}
-		return s.cert
-	}
-	if stamp == s.seen {
-		return s.cert
-	}
-	s.seen = stamp
 	cert, err := loadPair(s.certFile, s.keyFile)
 	if err != nil {
 		s.logger.Warn("reloading certificate failed; keeping the loaded certificate", "error", err)
