@@ -23,28 +23,7 @@ import (
 // (127.0.0.1), while a certificate of the same CA that names another host (an
 // application's client certificate) is refused at n0's raft port, and n0 logs why.
 func TestRaftPortRefusesACertificateNamingNoPeer(t *testing.T) {
-	dir := t.TempDir()
-	ca, err := devcert.NewCA("group CA", time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	write := func(name string, data []byte) string {
-		t.Helper()
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	issue := func(name string, hosts []string) (string, string) {
-		t.Helper()
-		certPEM, keyPEM, err := ca.Issue(name, hosts, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return write(name+".pem", certPEM), write(name+".key", keyPEM)
-	}
-	caFile := write("ca.pem", ca.CertPEM())
+	caFile, issue := groupCA(t)
 	nodeCert, nodeKey := issue("node", []string{"127.0.0.1", "localhost"})
 	appCert, appKey := issue("app", []string{"app.example"})
 
@@ -111,31 +90,9 @@ func raftAddr(t *testing.T, c *cluster, i int) string {
 // The first three accept its connections because it is in the group's raft
 // configuration; with only dLegerPeers they would refuse the new leader.
 func TestRaftTLSAcceptsANodeAddedLater(t *testing.T) {
-	dir := t.TempDir()
-	ca, err := devcert.NewCA("group CA", time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pair := func(name string, hosts []string) (string, string) {
-		t.Helper()
-		certPEM, keyPEM, err := ca.Issue(name, hosts, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		cert, key := filepath.Join(dir, name+".pem"), filepath.Join(dir, name+".key")
-		for path, data := range map[string][]byte{cert: certPEM, key: keyPEM} {
-			if err := os.WriteFile(path, data, 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return cert, key
-	}
-	caFile := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(caFile, ca.CertPEM(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	nodeCert, nodeKey := pair("node", []string{"127.0.0.1"})
-	n3Cert, n3Key := pair("n3", []string{"127.0.0.2"})
+	caFile, issue := groupCA(t)
+	nodeCert, nodeKey := issue("node", []string{"127.0.0.1"})
+	n3Cert, n3Key := issue("n3", []string{"127.0.0.2"})
 	c := startClusterWith(t, "127.0.0.1", []string{"raftTlsEnable=true",
 		"tlsServerCertPath=" + nodeCert, "tlsServerKeyPath=" + nodeKey, "tlsServerTrustCertPath=" + caFile})
 	leader, err := c.waitLeader(30*time.Second, "", groupSize)
@@ -196,4 +153,32 @@ func TestRaftTLSAcceptsANodeAddedLater(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "summary: 200 ok, 0 failed") {
 		t.Fatalf("sends with n3 leading: %v\n%s", err, out)
 	}
+}
+
+// groupCA makes a CA for a test group, writes its certificate and returns the
+// file with a function that issues and writes a pair for hosts (cert, key).
+func groupCA(t *testing.T) (caFile string, issue func(name string, hosts []string) (string, string)) {
+	t.Helper()
+	dir := t.TempDir()
+	ca, err := devcert.NewCA("group CA", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, data []byte) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	issue = func(name string, hosts []string) (string, string) {
+		t.Helper()
+		certPEM, keyPEM, err := ca.Issue(name, hosts, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return write(name+".pem", certPEM), write(name+".key", keyPEM)
+	}
+	return write("ca.pem", ca.CertPEM()), issue
 }
