@@ -130,6 +130,10 @@ type Broker struct {
 	// RaftTLSEnable (raftTlsEnable): mutual TLS on the raft port, with the
 	// node's TLS.CertPath/KeyPath and TLS.TrustCertPath as the group's CA.
 	RaftTLSEnable bool
+	// RaftTLSMode (raftTlsMode): enforcing (TLS only) or permissive (TLS and
+	// plaintext peers, for moving a running group to TLS); read with
+	// raftTlsEnable only.
+	RaftTLSMode string
 
 	ConsumerOffsetFlushInterval time.Duration // consumerOffsetFlushInterval
 	AdminListen                 string        // adminListen: HTTP metrics/health; "" disables
@@ -226,6 +230,7 @@ func DefaultBroker() Broker {
 			GatherMax: time.Millisecond,
 		},
 		TLS:                         defaultTLSServer(),
+		RaftTLSMode:                 TLSModeEnforcing,
 		ConsumerOffsetFlushInterval: time.Second,
 		AdminListen:                 defaultAdminListen(DefaultBrokerListenPort),
 		LogLevel:                    "info",

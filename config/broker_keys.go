@@ -533,7 +533,7 @@ var brokerKeys = []keySpec[Broker]{
 		get: func(b *Broker) string { return btoa(b.TLSClientEnable) },
 	},
 	{
-		name: "raftTlsEnable", doc: "Mutual TLS on the raft port (dLegerPeers): peers dialling in must present a certificate signed by tlsServerTrustCertPath (the group's CA) that names (IP or DNS SAN) the host of one of the group's peers (dLegerPeers, or the current raft configuration), and peers dialled are verified against it, including the raft host as a certificate SAN; this node serves and presents tlsServerCertPath (needs the serverAuth and clientAuth usages), reloaded on change. Independent of tlsMode. All nodes of a group must agree: a plain and a TLS node cannot talk.",
+		name: "raftTlsEnable", doc: "Mutual TLS on the raft port (dLegerPeers): peers dialling in must present a certificate signed by tlsServerTrustCertPath (the group's CA) that names (IP or DNS SAN) the host of one of the group's peers (dLegerPeers, or the current raft configuration), and peers dialled are verified against it, including the raft host as a certificate SAN; this node serves and presents tlsServerCertPath (needs the serverAuth and clientAuth usages), reloaded on change. Independent of tlsMode. A plain and an enforcing TLS node cannot talk: move a running group with raftTlsMode=permissive first.",
 		set: func(b *Broker, s string) error {
 			v, err := parseBool(s)
 			if err != nil {
@@ -560,6 +560,18 @@ var brokerKeys = []keySpec[Broker]{
 			}
 			return ""
 		},
+	},
+	{
+		name: "raftTlsMode", doc: "With raftTlsEnable: enforcing (peers must use TLS) or permissive (peers may use TLS or plaintext, told apart by the first byte, and this node dials TLS first, then plaintext). permissive is for moving a running group to TLS one node at a time (every node permissive, then every node enforcing, one restart each) and is not a secure mode.",
+		set: func(b *Broker, s string) error {
+			v, err := oneOf(s, raftTLSModes)
+			if err == nil {
+				b.RaftTLSMode = v
+			}
+			return err
+		},
+		get:   func(b *Broker) string { return b.RaftTLSMode },
+		check: func(b *Broker) string { return oneOfRule(b.RaftTLSMode, raftTLSModes) },
 	},
 
 	// Raft (our own keys). Minimums are hashicorp/raft's ValidateConfig rules,

@@ -63,6 +63,7 @@ func TestDefaultBroker(t *testing.T) {
 		},
 		GroupCommit:                 GroupCommitConfig{MaxBytes: 4 << 20, MaxMessages: 1024, MaxPending: 65536, MaxInflight: 4, PipelineMinBytes: 128 << 10, GatherMax: time.Millisecond},
 		TLS:                         TLSServer{Mode: "disabled", NeedClientAuth: "none"},
+		RaftTLSMode:                 "enforcing",
 		ConsumerOffsetFlushInterval: time.Second,
 		AdminListen:                 "127.0.0.1:10913",
 		LogLevel:                    "info",

@@ -51,7 +51,7 @@ func TestKeyDocsComplete(t *testing.T) {
 		"transactionTimeOut", "transactionCheckInterval", "transactionCheckMax", "longPollingEnable",
 		"maxIndexNum", "maxHashSlotNum", "indexFlushInterval", "traceTopicEnable", "msgTraceTopicName", "registerNameServerPeriod", "regionId", "traceOn", "aclEnable", "aclFile", "namesrvAuthSecret",
 		"tlsMode", "tlsServerCertPath", "tlsServerKeyPath", "tlsServerTrustCertPath", "tlsServerNeedClientAuth", "tlsClientEnable",
-		"raftTlsEnable",
+		"raftTlsEnable", "raftTlsMode",
 		"raftHeartbeatTimeout", "raftElectionTimeout", "raftLeaderLeaseTimeout", "raftCommitTimeout",
 		"raftSnapshotInterval", "raftSnapshotThreshold", "raftTrailingLogs", "raftLogStore", "raftMaxAppendEntries", "raftLeaderFsyncOverlap", "raftDiskStallTimeout",
 		"groupCommitMaxBytes", "groupCommitMaxMessages", "groupCommitMaxPending", "groupCommitMaxInflight", "groupCommitPipelineMinBytes", "groupCommitGatherMax",

@@ -86,6 +86,7 @@ func testdataBroker() Broker {
 		},
 		TLSClientEnable:             true,
 		RaftTLSEnable:               true,
+		RaftTLSMode:                 "permissive",
 		ConsumerOffsetFlushInterval: 5 * time.Second,
 		AdminListen:                 "0.0.0.0:20913",
 		LogLevel:                    "debug",

@@ -31,6 +31,7 @@ const (
 var (
 	tlsModes       = []string{TLSModeDisabled, TLSModePermissive, TLSModeEnforcing}
 	tlsClientAuths = []string{TLSClientAuthNone, TLSClientAuthOptional, TLSClientAuthRequire}
+	raftTLSModes   = []string{TLSModePermissive, TLSModeEnforcing}
 )
 
 // defaultTLSServer is TLS off: RocketMQ's own default is permissive with a

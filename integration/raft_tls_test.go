@@ -182,3 +182,86 @@ func groupCA(t *testing.T) (caFile string, issue func(name string, hosts []strin
 	}
 	return write("ca.pem", ca.CertPEM()), issue
 }
+
+// TestRaftTLSRollingMigration moves a running group of real processes from a
+// plaintext raft port to TLS without a full stop: every node restarted with
+// raftTlsMode=permissive, one at a time, then every node with enforcing. Sends
+// are acknowledged after every restart, and at the end a plaintext raft peer is
+// refused by every node.
+func TestRaftTLSRollingMigration(t *testing.T) {
+	caFile, issue := groupCA(t)
+	cert, key := issue("node", []string{"127.0.0.1"})
+	c := startCluster(t)
+	step := 0
+	produce := func(what string) {
+		t.Helper()
+		step++
+		out, err := exec.Command(binPath, "bench", "produce", "--namesrv", c.nsAddr, "--topic", "RaftTLSMigration",
+			"--count", "200", "--producers", "2").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "summary: 200 ok, 0 failed") {
+			t.Fatalf("sends after %s: %v\n%s", what, err, out)
+		}
+	}
+	produce("the start, in plaintext")
+	for _, mode := range []string{"permissive", "enforcing"} {
+		for i, n := range c.nodes {
+			setConf(t, filepath.Join(c.dir, "conf", fmt.Sprintf("n%d.conf", i)), map[string]string{
+				"raftTlsEnable": "true", "raftTlsMode": mode,
+				"tlsServerCertPath": cert, "tlsServerKeyPath": key, "tlsServerTrustCertPath": caFile,
+			})
+			if !n.Stop(15 * time.Second) {
+				t.Fatalf("n%d did not stop on SIGTERM", i)
+			}
+			if err := n.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitInStep(t, c)
+			produce(fmt.Sprintf("n%d's restart with raftTlsMode=%s", i, mode))
+		}
+	}
+	tr := raft.NewNetworkTransport(mustTCPStreamLayer(t), 1, 2*time.Second, io.Discard)
+	defer tr.Close()
+	for i := range c.nodes {
+		var resp raft.RequestVoteResponse
+		req := &raft.RequestVoteRequest{RPCHeader: raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte("plain"), Addr: []byte("127.0.0.1:1")}}
+		if err := tr.RequestVote("plain", raft.ServerAddress(raftAddr(t, c, i)), req, &resp); err == nil {
+			t.Errorf("n%d answered a plaintext raft peer after the migration: %+v", i, resp)
+		}
+	}
+}
+
+// setConf sets keys in a broker.conf, replacing their lines or appending them.
+func setConf(t *testing.T, path string, keys map[string]string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := map[string]bool{}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		k, _, _ := strings.Cut(l, "=")
+		if v, ok := keys[k]; ok {
+			l, done[k] = k+"="+v, true
+		}
+		lines = append(lines, l)
+	}
+	for k, v := range keys {
+		if !done[k] {
+			lines = append(lines, k+"="+v)
+		}
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mustTCPStreamLayer is a plaintext raft stream layer on a loopback port.
+func mustTCPStreamLayer(t *testing.T) *transport.StreamLayer {
+	t.Helper()
+	sl, err := transport.NewTCPStreamLayer("127.0.0.1:0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sl
+}

@@ -143,7 +143,11 @@ func waitInStep(t *testing.T, c *cluster) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Fatalf("the nodes did not reach one applied index and CommitLog length within 30 s: %+v", last)
+	var rows []string
+	for _, n := range last {
+		rows = append(rows, fmt.Sprintf("%s %s applied %d CommitLog %d err %v", n.SelfID, n.Role, n.AppliedIndex, n.CommitLogMaxOffset, n.Err))
+	}
+	t.Fatalf("the nodes did not reach one applied index and CommitLog length within 30 s: %s", strings.Join(rows, "; "))
 }
 
 // copyDir copies the directory tree src to dst (which must not exist).

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -129,6 +130,7 @@ type streamTLS struct {
 	server, client *tls.Config
 	cas            *CASource // the group's CA, for dialled peers (serverVerifier)
 	timeout        time.Duration
+	permissive     bool // StreamTLS.Permissive: plaintext peers too
 	log            hclog.Logger
 
 	ctx    context.Context // cancelled by close: stops the loop and pending handshakes
@@ -163,6 +165,17 @@ func (t *streamTLS) acceptLoop(ln net.Listener) {
 }
 
 func (t *streamTLS) handshake(nc net.Conn) {
+	if t.permissive {
+		plain, ok := t.sniffPlain(nc)
+		if !ok {
+			return
+		}
+		if plain != nil {
+			t.deliver(plain)
+			return
+		}
+		nc = &sniffedConn{Conn: nc, first: []byte{tlsRecordHandshake}}
+	}
 	conn := tls.Server(nc, t.server)
 	ctx, cancel := context.WithTimeout(t.ctx, t.timeout)
 	err := conn.HandshakeContext(ctx)
@@ -174,11 +187,35 @@ func (t *streamTLS) handshake(nc net.Conn) {
 		}
 		return
 	}
+	t.deliver(conn)
+}
+
+// deliver hands an accepted connection to raft's Accept.
+func (t *streamTLS) deliver(conn net.Conn) {
 	select {
 	case t.ready <- acceptResult{conn: conn}:
 	case <-t.ctx.Done():
 		_ = conn.Close()
 	}
+}
+
+// sniffPlain reads the first byte of a connection in permissive mode: a
+// plaintext peer's connection comes back, replaying it; nil with ok means a
+// TLS handshake follows; !ok means the peer sent nothing in time or left.
+func (t *streamTLS) sniffPlain(nc net.Conn) (net.Conn, bool) {
+	var b [1]byte
+	_ = nc.SetReadDeadline(time.Now().Add(t.timeout))
+	_, err := io.ReadFull(nc, b[:])
+	_ = nc.SetReadDeadline(time.Time{})
+	if err != nil {
+		_ = nc.Close()
+		return nil, false
+	}
+	if b[0] == tlsRecordHandshake {
+		return nil, true
+	}
+	t.log.Debug("raft peer connected in plaintext (raftTlsMode=permissive)", "remote", nc.RemoteAddr().String())
+	return &sniffedConn{Conn: nc, first: b[:]}, true
 }
 
 func (t *streamTLS) accept() (net.Conn, error) {
@@ -214,6 +251,14 @@ func (t *streamTLS) dial(address raft.ServerAddress, timeout time.Duration) (net
 	hcancel()
 	if err != nil {
 		_ = nc.Close()
+		if t.permissive && ctx.Err() == nil {
+			// A peer not on TLS yet closes a connection that starts with a
+			// handshake record: dial it again in plaintext.
+			if plain, perr := d.DialContext(ctx, "tcp", string(address)); perr == nil {
+				t.log.Debug("raft peer did not complete TLS; dialled plaintext (raftTlsMode=permissive)", "remote", string(address), "error", err)
+				return plain, nil
+			}
+		}
 		if t.ctx.Err() == nil {
 			t.log.Warn("raft peer refused: TLS handshake failed", "remote", string(address), "error", err)
 		}

@@ -37,6 +37,13 @@ type StreamTLS struct {
 	// Logger receives certificate reloads and refused peers (remote address and
 	// reason); nil discards them.
 	Logger hclog.Logger
+	// Permissive accepts plaintext peers as well as TLS ones, told apart by
+	// the first byte (0x16 starts a TLS handshake; a raft RPC starts with its
+	// type, 0 to 4), and dials TLS first, then plaintext when the handshake
+	// fails. It is for moving a running group to TLS one node at a time
+	// (broker.conf raftTlsMode=permissive), and it is not a secure mode: a
+	// plaintext peer, or anyone who can break a handshake, gets through.
+	Permissive bool
 	// Peers, when set, returns the raft addresses (host:port) of the group's
 	// peers at the time a peer dials in; the peer's certificate must name the
 	// host of one of them. It is asked once per inbound connection, and raft
@@ -87,11 +94,12 @@ func NewTLSStreamLayer(bindAddr string, advertise net.Addr, cfg StreamTLS) (*Str
 			GetClientCertificate: src.GetClientCertificate,
 			InsecureSkipVerify:   true, // dial sets VerifyConnection: serverVerifier against the CA file of the moment
 		},
-		timeout: cfg.HandshakeTimeout,
-		log:     cfg.Logger,
-		ctx:     ctx,
-		cancel:  cancel,
-		ready:   make(chan acceptResult),
+		timeout:    cfg.HandshakeTimeout,
+		permissive: cfg.Permissive,
+		log:        cfg.Logger,
+		ctx:        ctx,
+		cancel:     cancel,
+		ready:      make(chan acceptResult),
 	}
 	// The CA file is read again when it changes, both ways (CASource); dial
 	// checks the dialled peer with serverVerifier.

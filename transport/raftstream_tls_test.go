@@ -237,3 +237,42 @@ func TestTLSStreamLayerConfigErrors(t *testing.T) {
 		t.Errorf("empty config: err = %v, want ErrInvalidTLSConfig", err)
 	}
 }
+
+// TestTLSStreamLayerPermissive: a permissive node (raftTlsMode=permissive)
+// talks raft both ways with a plaintext node and with a TLS node, which is
+// what lets a running group move to TLS one node at a time; a TLS node
+// (enforcing) still refuses the plaintext one.
+func TestTLSStreamLayerPermissive(t *testing.T) {
+	p := newPKI(t)
+	perm, err := NewTLSStreamLayer("127.0.0.1:0", nil, StreamTLS{CertFile: p.cert, KeyFile: p.key, CAFile: p.caFile,
+		HandshakeTimeout: 2 * time.Second, Logger: testLogger(t, nil), Permissive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = perm.Close() })
+	tperm := raft.NewNetworkTransport(perm, 2, 2*time.Second, io.Discard)
+	defer tperm.Close()
+	tplain := raft.NewNetworkTransport(newStreamLayer(t), 2, 2*time.Second, io.Discard)
+	defer tplain.Close()
+	ttls := raft.NewNetworkTransport(newTLSStreamLayer(t, p.clientCert, p.clientKey, p.caFile, nil), 2, 2*time.Second, io.Discard)
+	defer ttls.Close()
+	for _, tr := range []*raft.NetworkTransport{tperm, tplain, ttls} {
+		voteResponder(t, tr)
+	}
+	for _, c := range []struct {
+		name     string
+		from, to *raft.NetworkTransport
+	}{
+		{"plaintext to permissive", tplain, tperm},
+		{"permissive to plaintext (TLS first, then plaintext)", tperm, tplain},
+		{"TLS to permissive", ttls, tperm},
+		{"permissive to TLS", tperm, ttls},
+	} {
+		if resp, err := requestVote(c.from, c.to.LocalAddr()); err != nil || !resp.Granted {
+			t.Fatalf("%s: %+v %v", c.name, resp, err)
+		}
+	}
+	if _, err := requestVote(tplain, ttls.LocalAddr()); err == nil {
+		t.Fatal("plaintext to an enforcing TLS node succeeded")
+	}
+}

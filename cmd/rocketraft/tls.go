@@ -54,7 +54,7 @@ func raftStream(cfg config.Broker, bind string, advertise net.Addr, peers *raftP
 	}
 	return transport.NewTLSStreamLayer(bind, advertise, transport.StreamTLS{
 		CertFile: cfg.TLS.CertPath, KeyFile: cfg.TLS.KeyPath, CAFile: cfg.TLS.TrustCertPath,
-		Logger: log.Named("raft-tls"), Peers: peers.addrs,
+		Logger: log.Named("raft-tls"), Peers: peers.addrs, Permissive: cfg.RaftTLSMode == config.TLSModePermissive,
 	})
 }
 
