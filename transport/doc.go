@@ -183,6 +183,10 @@
 // connections reach raft's Accept; a failed handshake, inbound or outbound, is logged with
 // the remote address and the reason. Dial verifies the peer's certificate against the CA
 // and the dialled host, and presents this node's pair (one CertSource for both sides).
+// Inbound, StreamTLS.Peers adds that the dialler's certificate names a peer's host
+// (decision 0020). The CA file is a CASource, read again when it changes, both ways.
+// StreamTLS.Permissive also lets plaintext peers in (by the first byte) and dials
+// plaintext after a failed handshake: the bridge for moving a running group to TLS.
 //
 //	sl, err := transport.NewTLSStreamLayer(":40911", advertise, transport.StreamTLS{
 //		CertFile: "node.pem", KeyFile: "node.key", CAFile: "group-ca.pem", Logger: log})
