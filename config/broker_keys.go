@@ -570,8 +570,16 @@ var brokerKeys = []keySpec[Broker]{
 			}
 			return err
 		},
-		get:   func(b *Broker) string { return b.RaftTLSMode },
-		check: func(b *Broker) string { return oneOfRule(b.RaftTLSMode, raftTLSModes) },
+		get: func(b *Broker) string { return b.RaftTLSMode },
+		check: func(b *Broker) string {
+			if rule := oneOfRule(b.RaftTLSMode, raftTLSModes); rule != "" {
+				return rule
+			}
+			if b.RaftTLSMode == TLSModePermissive && !b.RaftTLSEnable {
+				return "needs raftTlsEnable=true (without it the raft port is plaintext only)"
+			}
+			return ""
+		},
 	},
 
 	// Raft (our own keys). Minimums are hashicorp/raft's ValidateConfig rules,

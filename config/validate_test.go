@@ -82,6 +82,8 @@ func TestEachRule(t *testing.T) {
 		{"raftTlsEnable=true\ntlsServerCertPath=" + tlsCert + "\ntlsServerKeyPath=" + tlsKey, "raftTlsEnable", "true",
 			"needs tlsServerTrustCertPath (the node's pair and the group's CA)"},
 		{"raftTlsEnable=true", "raftTlsEnable", "true", "needs tlsServerCertPath, tlsServerKeyPath, tlsServerTrustCertPath"},
+		{"raftTlsMode=strict", "raftTlsMode", "strict", "must be one of permissive|enforcing"},
+		{"raftTlsMode=permissive", "raftTlsMode", "permissive", "needs raftTlsEnable=true (without it the raft port is plaintext only)"},
 		// The value of a secret is never shown, only its length.
 		{"namesrvAuthSecret=short-secret", "namesrvAuthSecret", "(secret, 12 characters)", "must have at least 16 characters when set"},
 		{"raftHeartbeatTimeout=1000", "raftHeartbeatTimeout", "1000", "must be a duration with a unit"},
