@@ -76,8 +76,10 @@ func (s *CASource) stamp() (fileStamp, error) {
 
 // verifyClientsWith makes the server cfg verify client certificates against
 // cas as they are at each handshake: a handshake runs on a copy of cfg whose
-// ClientCAs is the current pool.
+// ClientCAs is the current pool. cfg.ClientCAs holds the pool of the moment
+// too, for code that reads cfg itself.
 func verifyClientsWith(cfg *tls.Config, cas *CASource) {
+	cfg.ClientCAs = cas.Pool()
 	cfg.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
 		c := cfg.Clone()
 		c.GetConfigForClient = nil

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -166,15 +165,18 @@ func (t *streamTLS) acceptLoop(ln net.Listener) {
 
 func (t *streamTLS) handshake(nc net.Conn) {
 	if t.permissive {
-		plain, ok := t.sniffPlain(nc)
-		if !ok {
+		// Plaintext peers too: the first byte tells them apart.
+		pc, isTLS, err := sniffFirstByte(nc, time.Now().Add(t.timeout))
+		if err != nil {
+			_ = nc.Close()
 			return
 		}
-		if plain != nil {
-			t.deliver(plain)
+		if !isTLS {
+			t.log.Debug("raft peer connected in plaintext (raftTlsMode=permissive)", "remote", nc.RemoteAddr().String())
+			t.deliver(pc)
 			return
 		}
-		nc = &sniffedConn{Conn: nc, first: []byte{tlsRecordHandshake}}
+		nc = pc
 	}
 	conn := tls.Server(nc, t.server)
 	ctx, cancel := context.WithTimeout(t.ctx, t.timeout)
@@ -197,25 +199,6 @@ func (t *streamTLS) deliver(conn net.Conn) {
 	case <-t.ctx.Done():
 		_ = conn.Close()
 	}
-}
-
-// sniffPlain reads the first byte of a connection in permissive mode: a
-// plaintext peer's connection comes back, replaying it; nil with ok means a
-// TLS handshake follows; !ok means the peer sent nothing in time or left.
-func (t *streamTLS) sniffPlain(nc net.Conn) (net.Conn, bool) {
-	var b [1]byte
-	_ = nc.SetReadDeadline(time.Now().Add(t.timeout))
-	_, err := io.ReadFull(nc, b[:])
-	_ = nc.SetReadDeadline(time.Time{})
-	if err != nil {
-		_ = nc.Close()
-		return nil, false
-	}
-	if b[0] == tlsRecordHandshake {
-		return nil, true
-	}
-	t.log.Debug("raft peer connected in plaintext (raftTlsMode=permissive)", "remote", nc.RemoteAddr().String())
-	return &sniffedConn{Conn: nc, first: b[:]}, true
 }
 
 func (t *streamTLS) accept() (net.Conn, error) {

@@ -81,7 +81,6 @@ func NewTLSStreamLayer(bindAddr string, advertise net.Addr, cfg StreamTLS) (*Str
 			MinVersion:     tls.VersionTLS12,
 			GetCertificate: src.GetCertificate,
 			ClientAuth:     tls.RequireAndVerifyClientCert,
-			ClientCAs:      cas.Pool(),
 			VerifyConnection: func(cs tls.ConnectionState) error {
 				if cfg.Peers == nil || len(cs.PeerCertificates) == 0 {
 					return nil // no peer list: any certificate the CA signed

@@ -126,7 +126,6 @@ func (c TLSConfig) serverTLS(s *Server) (*tls.Config, error) {
 		if err != nil {
 			return nil, err
 		}
-		cfg.ClientCAs = cas.Pool()
 		verifyClientsWith(cfg, cas) // a rotated CA file counts from its next handshake
 	}
 	verify := cfg.ClientCAs != nil
@@ -160,6 +159,21 @@ func (c *sniffedConn) Read(p []byte) (int, error) {
 	return c.Conn.Read(p)
 }
 
+// sniffFirstByte reads nc's first byte by deadline (zero: no deadline) and
+// returns nc replaying it, and whether it starts a TLS handshake (0x16: a
+// remoting frame and a raft RPC never start with it). The read deadline is
+// cleared again; the caller sets the handshake's own.
+func sniffFirstByte(nc net.Conn, deadline time.Time) (*sniffedConn, bool, error) {
+	_ = nc.SetReadDeadline(deadline)
+	var first [1]byte
+	_, err := io.ReadFull(nc, first[:])
+	_ = nc.SetReadDeadline(time.Time{})
+	if err != nil {
+		return nil, false, err
+	}
+	return &sniffedConn{Conn: nc, first: first[:]}, first[0] == tlsRecordHandshake, nil
+}
+
 // sniff runs in its own goroutine per accepted connection when TLS is
 // configured: it reads the first byte (RocketMQ's TlsModeHandler), closes what
 // the mode refuses, handshakes TLS under HandshakeTimeout, and hands the result
@@ -186,9 +200,8 @@ func (s *Server) sniff(nc net.Conn) {
 	} else if s.cfg.ReadIdleTimeout > 0 {
 		firstByteDeadline = start.Add(s.cfg.ReadIdleTimeout) // what a plaintext connection always had
 	}
-	_ = nc.SetReadDeadline(firstByteDeadline)
-	var first [1]byte
-	if _, err := io.ReadFull(nc, first[:]); err != nil {
+	pc, isTLS, err := sniffFirstByte(nc, firstByteDeadline)
+	if err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			log.Info("closing connection: nothing received", "waited", time.Since(start).Round(time.Millisecond))
 		} else {
@@ -196,13 +209,11 @@ func (s *Server) sniff(nc net.Conn) {
 		}
 		return
 	}
-	pc := &sniffedConn{Conn: nc, first: first[:]}
-	if first[0] != tlsRecordHandshake {
+	if !isTLS {
 		if tc.Mode == TLSEnforcing {
 			log.Warn("closing plaintext connection: tlsMode=enforcing")
 			return
 		}
-		_ = nc.SetReadDeadline(time.Time{})
 		keep = s.serveConn(nc, pc, nil)
 		return
 	}
@@ -213,7 +224,7 @@ func (s *Server) sniff(nc net.Conn) {
 	conn := tls.Server(pc, s.tls)
 	_ = nc.SetDeadline(time.Now().Add(tc.HandshakeTimeout))
 	ctx, cancel := context.WithTimeout(s.ctx, tc.HandshakeTimeout)
-	err := conn.HandshakeContext(ctx)
+	err = conn.HandshakeContext(ctx)
 	cancel()
 	if err != nil {
 		switch {

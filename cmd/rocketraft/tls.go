@@ -60,7 +60,7 @@ func raftStream(cfg config.Broker, bind string, advertise net.Addr, peers *raftP
 
 // raftPeers are the raft addresses a node accepts peers from: the ones
 // dLegerPeers names, and, once the node runs, every server of the group's
-// current configuration. A node added with `admin raft add-peer` is in the
+// current configuration. A node added with `admin raft add-voter` is in the
 // latter only, and the other nodes' broker.conf need not list it.
 type raftPeers struct {
 	configured []string
