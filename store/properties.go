@@ -1,6 +1,7 @@
 package store
 
 import (
+	"iter"
 	"sort"
 	"strings"
 	"unicode/utf16"
@@ -82,6 +83,26 @@ func Property(props, name string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// PropertyPairs yields the name and value of each property in order, without
+// building a map; an item without a name/value separator is skipped, as
+// ParseProperties skips it.
+func PropertyPairs(props string) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		for len(props) > 0 {
+			item := props
+			if i := strings.IndexByte(props, propertySeparator); i >= 0 {
+				item, props = props[:i], props[i+1:]
+			} else {
+				props = ""
+			}
+			name, value, ok := strings.Cut(item, string(nameValueSeparator))
+			if ok && !yield(name, value) {
+				return
+			}
+		}
+	}
 }
 
 // TagsCode is the value stored in a ConsumeQueue entry's tag field: Java's

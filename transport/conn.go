@@ -384,19 +384,16 @@ func (c *Conn) readLoop() {
 	if c.opts.reader != nil {
 		src = c.opts.reader
 	}
-	br := bufio.NewReaderSize(src, readBufferSize)
-	var deadlineSet time.Time
-	for {
-		// The idle deadline moves at most every readIdle/16 (7.5 s at the
-		// default): re-arming the poller's timer for every frame costs more
-		// than the frame's decode, and an idle peer is still cut off within
-		// readIdle + readIdle/16.
-		if c.opts.readIdle > 0 {
-			if now := time.Now(); now.Sub(deadlineSet) >= c.opts.readIdle/16 {
-				_ = c.nc.SetReadDeadline(now.Add(c.opts.readIdle))
-				deadlineSet = now
-			}
+	if c.opts.readIdle > 0 {
+		ir := newIdleReader(src, c.nc.SetReadDeadline, c.opts.readIdle)
+		if err := ir.arm(); err != nil {
+			c.logReadError(err)
+			return
 		}
+		src = ir
+	}
+	br := bufio.NewReaderSize(src, readBufferSize)
+	for {
 		cmd, err := DecodeFrame(br, c.opts.maxFrame)
 		if err != nil {
 			c.logReadError(err)

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"slices"
 	"strings"
 	"sync"
 
@@ -163,16 +164,36 @@ const propertyShardingKey = "__SHARDINGKEY"
 // else normal. props is the message's encoded properties as the producer sent
 // them; prepared reports the transaction-prepared sysFlag.
 func MessageType(props string, prepared bool) string {
-	if v, _ := store.Property(props, store.PropertyTransaction); prepared || strings.EqualFold(v, "true") {
-		return MessageTransaction
-	}
-	if _, ok := store.Property(props, propertyShardingKey); ok {
-		return MessageFIFO
-	}
-	for _, k := range delayProperties {
-		if v, ok := store.Property(props, k); ok && v != "" && v != "0" {
-			return MessageDelay
+	// One pass over the properties, where a lookup per property walked them
+	// seven times for every message stored. Each name counts at its first
+	// occurrence, as store.Property reads it.
+	var seen uint8 // bit 0: the transaction flag; bit 1+i: delayProperties[i]
+	fifo, delay := false, false
+	for name, value := range store.PropertyPairs(props) {
+		switch name {
+		case store.PropertyTransaction:
+			if seen&1 == 0 && strings.EqualFold(value, "true") {
+				prepared = true
+			}
+			seen |= 1
+		case propertyShardingKey:
+			fifo = true
+		default:
+			if i := slices.Index(delayProperties, name); i >= 0 {
+				if bit := uint8(2) << i; seen&bit == 0 {
+					seen |= bit
+					delay = delay || value != "" && value != "0"
+				}
+			}
 		}
+	}
+	switch {
+	case prepared:
+		return MessageTransaction
+	case fifo:
+		return MessageFIFO
+	case delay:
+		return MessageDelay
 	}
 	return MessageNormal
 }

@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,6 +61,68 @@ func TestMessageType(t *testing.T) {
 	for _, c := range cases {
 		if got := MessageType(c.props, c.prepared); got != c.want {
 			t.Errorf("MessageType(%q, %v) = %s, want %s", c.props, c.prepared, got, c.want)
+		}
+	}
+}
+
+// messageTypeByLookup is MessageType as a lookup per property
+// (store.Property): what it was before its single pass.
+func messageTypeByLookup(props string, prepared bool) string {
+	if v, _ := store.Property(props, store.PropertyTransaction); prepared || strings.EqualFold(v, "true") {
+		return MessageTransaction
+	}
+	if _, ok := store.Property(props, propertyShardingKey); ok {
+		return MessageFIFO
+	}
+	for _, k := range delayProperties {
+		if v, ok := store.Property(props, k); ok && v != "" && v != "0" {
+			return MessageDelay
+		}
+	}
+	return MessageNormal
+}
+
+// BenchmarkMessageType classifies a bench producer's properties (a key, a
+// unique key, WAIT) once per stored message, in one pass and by lookups.
+func BenchmarkMessageType(b *testing.B) {
+	props := "KEYS\x01k123456\x02UNIQ_KEY\x017F0000010001000000000000000000000001\x02WAIT\x01true\x02"
+	for _, c := range []struct {
+		name string
+		f    func(string, bool) string
+	}{{"one-pass", MessageType}, {"lookups", messageTypeByLookup}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if c.f(props, false) != MessageNormal {
+					b.Fatal("not normal")
+				}
+			}
+		})
+	}
+}
+
+// TestMessageTypeReadsFirstOccurrences: MessageType's single pass agrees
+// with a lookup per property (store.Property, the first occurrence of a
+// name) on properties that repeat names, leave values empty, or carry items
+// without a separator.
+func TestMessageTypeReadsFirstOccurrences(t *testing.T) {
+	items := []string{"TRAN_MSG\x01false", "TRAN_MSG\x01TRUE", "DELAY\x010", "DELAY\x012", "TIMER_DELAY_MS\x01",
+		"TIMER_DELAY_MS\x015000", "__SHARDINGKEY\x01", "KEYS\x01k1", "junk", "__STARTDELIVERTIME\x011700000000000"}
+	// Every ordered pair and triple of items, each list ending in a separator
+	// as encoded properties do.
+	var lists []string
+	for _, a := range items {
+		for _, b := range items {
+			lists = append(lists, a+"\x02"+b+"\x02")
+			for _, c := range items {
+				lists = append(lists, a+"\x02"+b+"\x02"+c+"\x02")
+			}
+		}
+	}
+	for _, props := range lists {
+		for _, prepared := range []bool{false, true} {
+			if got, want := MessageType(props, prepared), messageTypeByLookup(props, prepared); got != want {
+				t.Fatalf("MessageType(%q, %v) = %s, a lookup per property says %s", props, prepared, got, want)
+			}
 		}
 	}
 }

@@ -25,10 +25,10 @@ const pullFlagSuspend = 0x2
 func (m *Metrics) Stage() route.Stage {
 	return func(next route.Handler) route.Handler {
 		return func(ctx context.Context, req *route.Request) (*transport.Command, error) {
-			start := time.Now()
+			req.Started()
 			req.After(func(resp *transport.Command, err error) (*transport.Command, error) {
 				resp = route.Respond(resp, err)
-				m.observeRequest(req.Command, resp, time.Since(start))
+				m.observeRequest(req.Command, resp, req.Elapsed())
 				return resp, nil
 			})
 			return next(ctx, req)

@@ -134,8 +134,14 @@ func (t *traffic) sent(topic, props string, prepared bool, storedBytes int) {
 	if isRetryOrDLQ(topic) {
 		return
 	}
-	k := inKey{t.topics.admit(topic), MessageType(props, prepared), isSystemTopic(topic)}
+	k := inKey{topic, MessageType(props, prepared), isSystemTopic(topic)}
+	// A topic with a series was admitted when the series was made: only a
+	// miss asks the label cap, whose lock every send used to take.
 	v, ok := t.inSeries.Load(k)
+	if !ok {
+		k.topic = t.topics.admit(topic)
+		v, ok = t.inSeries.Load(k)
+	}
 	if !ok {
 		labels := []string{k.topic, k.typ, boolLabel(k.system)}
 		v, _ = t.inSeries.LoadOrStore(k, &inSeries{in: t.in.WithLabelValues(labels...),

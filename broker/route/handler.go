@@ -3,6 +3,7 @@ package route
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/rocketraft/rocketraft/transport"
 )
@@ -21,6 +22,29 @@ type Request struct {
 	deferred bool
 	// inline: the request runs on its connection's reader goroutine.
 	inline bool
+	// started and answered are the clock readings the timing stages share
+	// (Started, Elapsed).
+	started, answered time.Time
+}
+
+// Started is when the first stage that asked began timing the request. The
+// stages that time a request (metrics, runtime stats) share its clock
+// readings: at ~70 ns each on our VMs, two per stage were a visible part of a
+// send's cost.
+func (r *Request) Started() time.Time {
+	if r.started.IsZero() {
+		r.started = time.Now()
+	}
+	return r.started
+}
+
+// Elapsed is the time from Started to the answer, read once when the first
+// After asks. Call it only from an After.
+func (r *Request) Elapsed() time.Duration {
+	if r.answered.IsZero() {
+		r.answered = time.Now()
+	}
+	return r.answered.Sub(r.Started())
 }
 
 // Handler serves one request: a response, an error (mapped through the error

@@ -2,7 +2,6 @@ package stats
 
 import (
 	"context"
-	"time"
 
 	"github.com/rocketraft/rocketraft/broker/route"
 	"github.com/rocketraft/rocketraft/transport"
@@ -30,9 +29,9 @@ func (s *Stats) SendStage(leading func() bool) route.Stage {
 			if !isSend(req.RequestCode()) || !leading() {
 				return next(ctx, req)
 			}
-			start := time.Now()
+			req.Started()
 			req.After(func(resp *transport.Command, err error) (*transport.Command, error) {
-				s.ObserveSendResult(time.Since(start), err == nil && resp != nil && resp.ResponseCode() == transport.Success)
+				s.ObserveSendResult(req.Elapsed(), err == nil && resp != nil && resp.ResponseCode() == transport.Success)
 				return resp, err
 			})
 			return next(ctx, req)
