@@ -251,3 +251,25 @@ func TestGoSendHeaderDecodesInTwoAllocations(t *testing.T) {
 		t.Fatalf("ROCKETMQ: %.0f allocations per decode, want at most 2", allocs)
 	}
 }
+
+// TestClientHeaderKeysTakeDistinctBits: the extFields keys of the headers a
+// send path decodes each set their own bit in a keySet, so the duplicate
+// check never searches the pairs for them. The V2 send header's one-letter
+// keys shared two bits before.
+func TestClientHeaderKeysTakeDistinctBits(t *testing.T) {
+	for name, keys := range map[string][]string{
+		"SEND_MESSAGE_V2": {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n"},
+		"one letter":      strings.Split("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", ""),
+		"SEND_MESSAGE": {"batch", "bornTimestamp", "brokerName", "defaultTopic", "defaultTopicQueueNums", "flag",
+			"maxReconsumeTimes", "producerGroup", "properties", "queueId", "reconsumeTimes", "sysFlag", "topic", "unitMode"},
+		"send answer": {"MSG_REGION", "TRACE_ON", "msgId", "queueId", "queueOffset", "transactionId"},
+	} {
+		var seen keySet
+		for _, k := range keys {
+			if seen.mayHave(k) {
+				t.Errorf("%s: key %q shares a bit with an earlier key", name, k)
+			}
+			seen.add(k)
+		}
+	}
+}
