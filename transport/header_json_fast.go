@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"encoding/binary"
 	"slices"
 	"unicode/utf16"
@@ -433,14 +434,8 @@ func (p *jsonScanner) strEscaped(start int) (string, bool) {
 	// shrink), so a buffer of that size, found by one pass to the closing
 	// quote, is never regrown; the string is made over it, as nothing else
 	// holds or changes buf.
-	end := p.i
-	for end < len(p.b) && p.b[end] != '"' {
-		if p.b[end] == '\\' {
-			end++
-		}
-		end++
-	}
-	buf := make([]byte, 0, min(end, len(p.b))-start)
+	end := closingQuote(p.b, p.i)
+	buf := make([]byte, 0, end-start)
 	buf = append(buf, p.b[start:p.i]...)
 	for p.i < len(p.b) {
 		c := p.b[p.i]
@@ -458,8 +453,19 @@ func (p *jsonScanner) strEscaped(start int) (string, bool) {
 			// properties escape their \u0001 and \u0002 separators, so a SEND
 			// header's longest string is mostly such runs.
 			n := p.i + 1
-			for n < len(p.b) && p.b[n] != '"' && p.b[n] != '\\' && p.b[n] >= 0x20 {
-				n++
+			if p.printable {
+				// Up to end, a printable string has no control characters and
+				// no quote a backslash does not come first: the run ends at the
+				// next backslash, found at memchr speed.
+				if k := bytes.IndexByte(p.b[n:end], '\\'); k >= 0 {
+					n += k
+				} else {
+					n = end
+				}
+			} else {
+				for n < len(p.b) && p.b[n] != '"' && p.b[n] != '\\' && p.b[n] >= 0x20 {
+					n++
+				}
 			}
 			buf = append(buf, p.b[p.i:n]...)
 			p.i = n
@@ -510,6 +516,28 @@ func (p *jsonScanner) strEscaped(start int) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// closingQuote is the index of the first quote at or after i that no
+// backslash escapes, or len(b). The quote is found with IndexByte; one with an
+// odd run of backslashes before it is escaped. The scan back stops at the
+// string's opening quote, which is not a backslash.
+func closingQuote(b []byte, i int) int {
+	for {
+		k := bytes.IndexByte(b[i:], '"')
+		if k < 0 {
+			return len(b)
+		}
+		q := i + k
+		slashes := 0
+		for j := q - 1; j >= 0 && b[j] == '\\'; j-- {
+			slashes++
+		}
+		if slashes%2 == 0 {
+			return q
+		}
+		i = q + 1
+	}
 }
 
 // printableASCII reports whether every byte of b is in 0x20–0x7E, eight bytes
