@@ -163,6 +163,68 @@ func TestClientPortTakesARotatedClientCA(t *testing.T) {
 	}
 }
 
+// The CA a client verifies servers with (ClientTLS's caFile: a broker's
+// tlsClientEnable with tlsServerTrustCertPath) is read again when it changes:
+// one Client refuses a server of a second CA, then, without a restart, dials
+// it once the file holds that CA too. A copy of the config, which the dial
+// cannot find, still verifies with the CAs of the start.
+func TestClientTakesARotatedServerCA(t *testing.T) {
+	group, next := newPKI(t), newPKI(t)
+	caFile := filepath.Join(t.TempDir(), "servers-ca.pem")
+	if err := os.WriteFile(caFile, group.ca.CertPEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, ServerConfig{TLS: &TLSConfig{Mode: TLSEnforcing, CertFile: next.cert, KeyFile: next.key}}, echo)
+	cfg, err := ClientTLS("", "", caFile, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, ClientConfig{TLS: cfg, DialTimeout: 2 * time.Second})
+	copied := newClient(t, ClientConfig{TLS: cfg.Clone(), DialTimeout: 2 * time.Second})
+	invoke := func(c *Client) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_, err := c.Invoke(ctx, s.Addr(), NewRequest(SendMessage, nil, nil))
+		return err
+	}
+	if err := invoke(c); err == nil || !strings.Contains(err.Error(), "certificate signed by unknown authority") {
+		t.Fatalf("a server of a CA the file does not hold: %v", err)
+	}
+	if err := os.WriteFile(caFile, append(group.ca.CertPEM(), next.ca.CertPEM()...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(CertReloadInterval + 100*time.Millisecond) // the reload interval, not a performance bound
+	if err := invoke(c); err != nil {
+		t.Fatalf("after the CA file was rotated: %v", err)
+	}
+	if err := invoke(copied); err == nil || !strings.Contains(err.Error(), "certificate signed by unknown authority") {
+		t.Fatalf("a copy of the config after the rotation: %v, want the start's CAs", err)
+	}
+}
+
+// A server whose certificate is of the trusted CA but does not name the
+// dialled address is refused by a ClientTLS client.
+func TestClientChecksTheDialledHost(t *testing.T) {
+	p := newPKI(t)
+	certPEM, keyPEM, err := p.ca.Issue("elsewhere", []string{"other.example"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, ServerConfig{TLS: &TLSConfig{Mode: TLSEnforcing, CertFile: p.write(t, "other.pem", certPEM),
+		KeyFile: p.write(t, "other.key", keyPEM)}}, echo)
+	cfg, err := ClientTLS("", "", p.caFile, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, ClientConfig{TLS: cfg, DialTimeout: 2 * time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	_, err = c.Invoke(ctx, s.Addr(), NewRequest(SendMessage, nil, nil))
+	if err == nil || !strings.Contains(err.Error(), "cannot validate certificate for 127.0.0.1") {
+		t.Fatalf("a server whose certificate names other.example: %v", err)
+	}
+}
+
 func x509VerifyOptions(roots *x509.CertPool) x509.VerifyOptions {
 	return x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}
 }

@@ -152,7 +152,11 @@ func (c *Client) dial(ctx context.Context, addr string) (*Conn, error) {
 	var state *tls.ConnectionState
 	if c.cfg.TLS != nil {
 		// d.Timeout bounds the TCP connect and the handshake together.
-		nc, err = (&tls.Dialer{NetDialer: &d, Config: c.cfg.TLS}).DialContext(ctx, "tcp", addr)
+		host, _, herr := net.SplitHostPort(addr)
+		if herr != nil {
+			return nil, fmt.Errorf("dial addr=%s: %w", addr, herr)
+		}
+		nc, err = (&tls.Dialer{NetDialer: &d, Config: dialConfig(c.cfg.TLS, host)}).DialContext(ctx, "tcp", addr)
 		if err == nil {
 			st := nc.(*tls.Conn).ConnectionState()
 			state = &st

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -262,10 +263,36 @@ func ClientTLS(certFile, keyFile, caFile string, logger hclog.Logger) (*tls.Conf
 		cfg.InsecureSkipVerify = true
 		return cfg, nil
 	}
-	pool, err := LoadCertPool(caFile)
+	cas, err := NewCASource(caFile, logger)
 	if err != nil {
 		return nil, err
 	}
-	cfg.RootCAs = pool
+	// RootCAs verifies with the CAs of the start wherever cfg is used as it is
+	// (a copy made by its holder, another dialer); Client.dial finds cas and
+	// verifies with the CA file as it is at each dial (rootsOf).
+	cfg.RootCAs = cas.Pool()
+	clientCASources.Store(cfg, cas)
 	return cfg, nil
+}
+
+// clientCASources maps each config ClientTLS built with a CA file to its
+// CASource. A lookup keyed by the config keeps ClientConfig.TLS a plain
+// *tls.Config for its many holders.
+var clientCASources sync.Map // *tls.Config → *CASource
+
+// dialConfig is the config of one TLS dial to host: cfg itself, or, for a
+// config ClientTLS built with a CA file, a copy that verifies the server
+// against that file as it is now. The standard check reads the pool fixed in
+// the config, so the copy switches it off (InsecureSkipVerify) and does the
+// same check in VerifyConnection: the chain to the CA, server-auth usage, and
+// the dialled host (a name or an IP) against the certificate's names.
+func dialConfig(cfg *tls.Config, host string) *tls.Config {
+	v, ok := clientCASources.Load(cfg)
+	if !ok {
+		return cfg
+	}
+	c := cfg.Clone()
+	c.InsecureSkipVerify = true
+	c.VerifyConnection = serverVerifier(v.(*CASource), host)
+	return c
 }
