@@ -34,15 +34,14 @@ type idleReader struct {
 	period   time.Duration
 	periods  int // check periods that passed in silence
 	heard    bool
-	now      func() time.Time
 }
 
 func newIdleReader(r io.Reader, setDeadline func(time.Time) error, idle time.Duration) *idleReader {
-	return &idleReader{r: r, deadline: setDeadline, period: max(idle/idleChecks, time.Millisecond), now: time.Now}
+	return &idleReader{r: r, deadline: setDeadline, period: max(idle/idleChecks, time.Millisecond)}
 }
 
 // arm sets the first deadline; call it before the first Read.
-func (ir *idleReader) arm() error { return ir.deadline(ir.now().Add(ir.period)) }
+func (ir *idleReader) arm() error { return ir.deadline(time.Now().Add(ir.period)) }
 
 func (ir *idleReader) Read(p []byte) (int, error) {
 	for {
@@ -62,7 +61,7 @@ func (ir *idleReader) Read(p []byte) (int, error) {
 		if ir.periods >= idleChecks {
 			return n, err
 		}
-		if derr := ir.deadline(ir.now().Add(ir.period)); derr != nil {
+		if derr := ir.deadline(time.Now().Add(ir.period)); derr != nil {
 			return n, derr
 		}
 		if n > 0 {
