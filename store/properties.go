@@ -52,18 +52,10 @@ func EncodeProperties(props map[string]string) string {
 // separator are skipped, as the Go client does.
 func ParseProperties(s string) map[string]string {
 	props := make(map[string]string)
-	for len(s) > 0 {
-		item := s
-		if i := strings.IndexByte(s, propertySeparator); i >= 0 {
-			item, s = s[:i], s[i+1:]
-		} else {
-			s = ""
+	for name, value := range PropertyPairs(s) {
+		if strings.IndexByte(value, nameValueSeparator) < 0 {
+			props[name] = value
 		}
-		name, value, ok := strings.Cut(item, string(nameValueSeparator))
-		if !ok || strings.IndexByte(value, nameValueSeparator) >= 0 {
-			continue
-		}
-		props[name] = value
 	}
 	return props
 }
@@ -72,12 +64,8 @@ func ParseProperties(s string) map[string]string {
 // (dispatch, tag filtering) use it.
 func Property(props, name string) (string, bool) {
 	for len(props) > 0 {
-		item := props
-		if i := strings.IndexByte(props, propertySeparator); i >= 0 {
-			item, props = props[:i], props[i+1:]
-		} else {
-			props = ""
-		}
+		var item string
+		item, props, _ = strings.Cut(props, string(propertySeparator))
 		if len(item) > len(name) && item[len(name)] == nameValueSeparator && item[:len(name)] == name {
 			return item[len(name)+1:], true
 		}
@@ -86,17 +74,15 @@ func Property(props, name string) (string, bool) {
 }
 
 // PropertyPairs yields the name and value of each property in order, without
-// building a map; an item without a name/value separator is skipped, as
-// ParseProperties skips it.
+// building a map. The name ends at an item's first name/value separator and
+// the value is the rest, as Property reads it; an item without a separator is
+// skipped. (ParseProperties also skips an item whose value holds a second
+// separator.)
 func PropertyPairs(props string) iter.Seq2[string, string] {
 	return func(yield func(string, string) bool) {
 		for len(props) > 0 {
-			item := props
-			if i := strings.IndexByte(props, propertySeparator); i >= 0 {
-				item, props = props[:i], props[i+1:]
-			} else {
-				props = ""
-			}
+			var item string
+			item, props, _ = strings.Cut(props, string(propertySeparator))
 			name, value, ok := strings.Cut(item, string(nameValueSeparator))
 			if ok && !yield(name, value) {
 				return

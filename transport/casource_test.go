@@ -145,11 +145,7 @@ func TestClientPortTakesARotatedClientCA(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := newClient(t, ClientConfig{TLS: cfg, DialTimeout: 2 * time.Second})
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
-		_, err = c.Invoke(ctx, s.Addr(), NewRequest(SendMessage, nil, nil))
-		return err
+		return invokeOnce(newClient(t, ClientConfig{TLS: cfg, DialTimeout: 2 * time.Second}), s.Addr())
 	}
 	if err := invoke(); err == nil {
 		t.Fatal("a client of a CA the file does not hold was accepted")
@@ -181,12 +177,7 @@ func TestClientTakesARotatedServerCA(t *testing.T) {
 	}
 	c := newClient(t, ClientConfig{TLS: cfg, DialTimeout: 2 * time.Second})
 	copied := newClient(t, ClientConfig{TLS: cfg.Clone(), DialTimeout: 2 * time.Second})
-	invoke := func(c *Client) error {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
-		_, err := c.Invoke(ctx, s.Addr(), NewRequest(SendMessage, nil, nil))
-		return err
-	}
+	invoke := func(c *Client) error { return invokeOnce(c, s.Addr()) }
 	if err := invoke(c); err == nil || !strings.Contains(err.Error(), "certificate signed by unknown authority") {
 		t.Fatalf("a server of a CA the file does not hold: %v", err)
 	}
@@ -216,13 +207,18 @@ func TestClientChecksTheDialledHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newClient(t, ClientConfig{TLS: cfg, DialTimeout: 2 * time.Second})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	_, err = c.Invoke(ctx, s.Addr(), NewRequest(SendMessage, nil, nil))
+	err = invokeOnce(newClient(t, ClientConfig{TLS: cfg, DialTimeout: 2 * time.Second}), s.Addr())
 	if err == nil || !strings.Contains(err.Error(), "cannot validate certificate for 127.0.0.1") {
 		t.Fatalf("a server whose certificate names other.example: %v", err)
 	}
+}
+
+// invokeOnce sends one request over c to addr and returns its error.
+func invokeOnce(c *Client, addr string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	_, err := c.Invoke(ctx, addr, NewRequest(SendMessage, nil, nil))
+	return err
 }
 
 func x509VerifyOptions(roots *x509.CertPool) x509.VerifyOptions {
