@@ -269,7 +269,7 @@ func ClientTLS(certFile, keyFile, caFile string, logger hclog.Logger) (*tls.Conf
 	}
 	// RootCAs verifies with the CAs of the start wherever cfg is used as it is
 	// (a copy made by its holder, another dialer); Client.dial finds cas and
-	// verifies with the CA file as it is at each dial (rootsOf).
+	// verifies with the CA file as it is at each dial (dialConfig).
 	cfg.RootCAs = cas.Pool()
 	clientCASources.Store(cfg, cas)
 	return cfg, nil
@@ -277,7 +277,8 @@ func ClientTLS(certFile, keyFile, caFile string, logger hclog.Logger) (*tls.Conf
 
 // clientCASources maps each config ClientTLS built with a CA file to its
 // CASource. A lookup keyed by the config keeps ClientConfig.TLS a plain
-// *tls.Config for its many holders.
+// *tls.Config for its many holders. It is never pruned: a process builds its
+// few configs once, at start (broker, admin, console, bench).
 var clientCASources sync.Map // *tls.Config → *CASource
 
 // dialConfig is the config of one TLS dial to host: cfg itself, or, for a
