@@ -116,3 +116,31 @@ func (r *scriptedReader) Read(p []byte) (int, error) {
 	}
 	return s.n, nil
 }
+
+// TestReadIdleOverTLS: on a TLS connection the idle deadline passes inside
+// crypto/tls's read many times while a client sends a request every half idle
+// timeout; each pass is re-armed, no record is lost, and every request is
+// answered on the one connection. Then the silent connection is closed.
+func TestReadIdleOverTLS(t *testing.T) {
+	const idle = 160 * time.Millisecond
+	p := newPKI(t)
+	closed := make(chan struct{}, 1)
+	s := startServer(t, ServerConfig{TLS: p.tlsConfig(TLSEnforcing), ReadIdleTimeout: idle,
+		OnConnClose: func(*Conn) { closed <- struct{}{} }}, echo)
+	c := newClient(t, ClientConfig{TLS: p.verifying(), DialTimeout: 2 * time.Second})
+	for i := range 6 {
+		if err := heartbeat(t, c, s.Addr()); err != nil {
+			t.Fatalf("request %d, %v into the connection: %v", i, time.Duration(i)*idle/2, err)
+		}
+		select {
+		case <-closed:
+			t.Fatalf("connection closed after request %d while requests came every %v", i, idle/2)
+		case <-time.After(idle / 2):
+		}
+	}
+	select {
+	case <-closed:
+	case <-time.After(10 * idle):
+		t.Fatalf("silent TLS connection still open after %v (idle timeout %v)", 10*idle, idle)
+	}
+}
