@@ -88,6 +88,18 @@ func verifyClientsWith(cfg *tls.Config, cas *CASource) {
 	}
 }
 
+// verifyingDial is the config of one TLS dial to host from cfg: a copy that
+// checks the server with serverVerifier against cas as they are now, in place
+// of crypto/tls's own check of a fixed RootCAs (switched off). ServerName
+// carries host as SNI when it is a DNS name.
+func verifyingDial(cfg *tls.Config, cas *CASource, host string) *tls.Config {
+	c := cfg.Clone()
+	c.InsecureSkipVerify = true
+	c.ServerName = host
+	c.VerifyConnection = serverVerifier(cas, host)
+	return c
+}
+
 // serverVerifier checks a server's certificate against cas as they are at the
 // handshake, for a connection dialled to host: the chain must lead to one of
 // its CAs, serve for serverAuth, and name host (an IP or DNS SAN). It stands in

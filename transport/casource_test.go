@@ -69,13 +69,9 @@ func TestCASourceReloadsAChangedFile(t *testing.T) {
 func TestRaftTLSTakesARotatedCA(t *testing.T) {
 	group, next := newPKI(t), newPKI(t)
 	caFile := filepath.Join(t.TempDir(), "group-ca.pem")
-	if err := os.WriteFile(caFile, group.ca.CertPEM(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeCAs(t, caFile, group)
 	bundle := filepath.Join(t.TempDir(), "bundle.pem")
-	if err := os.WriteFile(bundle, append(group.ca.CertPEM(), next.ca.CertPEM()...), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeCAs(t, bundle, group, next)
 	a := newTLSStreamLayer(t, group.cert, group.key, caFile, nil)
 	ta := raft.NewNetworkTransport(a, 2, 2*time.Second, io.Discard)
 	defer ta.Close()
@@ -91,10 +87,7 @@ func TestRaftTLSTakesARotatedCA(t *testing.T) {
 	if _, err := requestVote(ta, tb.LocalAddr()); err == nil {
 		t.Fatal("a dialled a peer of a CA its file does not hold")
 	}
-	if err := os.WriteFile(caFile, append(group.ca.CertPEM(), next.ca.CertPEM()...), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(CertReloadInterval + 100*time.Millisecond) // the reload interval, not a performance bound
+	rotateCAs(t, caFile, group, next)
 	for _, dir := range []struct {
 		name string
 		from *raft.NetworkTransport
@@ -135,9 +128,7 @@ func TestRaftTLSDialChecksTheDialledHost(t *testing.T) {
 func TestClientPortTakesARotatedClientCA(t *testing.T) {
 	group, next := newPKI(t), newPKI(t)
 	caFile := filepath.Join(t.TempDir(), "clients-ca.pem")
-	if err := os.WriteFile(caFile, group.ca.CertPEM(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeCAs(t, caFile, group)
 	s := startServer(t, ServerConfig{TLS: &TLSConfig{Mode: TLSEnforcing, CertFile: group.cert, KeyFile: group.key,
 		ClientCAFile: caFile, ClientAuth: TLSClientAuthRequire}}, echo)
 	invoke := func() error {
@@ -150,10 +141,7 @@ func TestClientPortTakesARotatedClientCA(t *testing.T) {
 	if err := invoke(); err == nil {
 		t.Fatal("a client of a CA the file does not hold was accepted")
 	}
-	if err := os.WriteFile(caFile, append(group.ca.CertPEM(), next.ca.CertPEM()...), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(CertReloadInterval + 100*time.Millisecond)
+	rotateCAs(t, caFile, group, next)
 	if err := invoke(); err != nil {
 		t.Fatalf("after the CA file was rotated: %v", err)
 	}
@@ -167,9 +155,7 @@ func TestClientPortTakesARotatedClientCA(t *testing.T) {
 func TestClientTakesARotatedServerCA(t *testing.T) {
 	group, next := newPKI(t), newPKI(t)
 	caFile := filepath.Join(t.TempDir(), "servers-ca.pem")
-	if err := os.WriteFile(caFile, group.ca.CertPEM(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeCAs(t, caFile, group)
 	s := startServer(t, ServerConfig{TLS: &TLSConfig{Mode: TLSEnforcing, CertFile: next.cert, KeyFile: next.key}}, echo)
 	cfg, err := ClientTLS("", "", caFile, nil)
 	if err != nil {
@@ -181,10 +167,7 @@ func TestClientTakesARotatedServerCA(t *testing.T) {
 	if err := invoke(c); err == nil || !strings.Contains(err.Error(), "certificate signed by unknown authority") {
 		t.Fatalf("a server of a CA the file does not hold: %v", err)
 	}
-	if err := os.WriteFile(caFile, append(group.ca.CertPEM(), next.ca.CertPEM()...), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(CertReloadInterval + 100*time.Millisecond) // the reload interval, not a performance bound
+	rotateCAs(t, caFile, group, next)
 	if err := invoke(c); err != nil {
 		t.Fatalf("after the CA file was rotated: %v", err)
 	}
@@ -211,6 +194,26 @@ func TestClientChecksTheDialledHost(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "cannot validate certificate for 127.0.0.1") {
 		t.Fatalf("a server whose certificate names other.example: %v", err)
 	}
+}
+
+// writeCAs writes the CA certificates of ps to file, as one PEM bundle.
+func writeCAs(t *testing.T, file string, ps ...*pki) {
+	t.Helper()
+	var pem []byte
+	for _, p := range ps {
+		pem = append(pem, p.ca.CertPEM()...)
+	}
+	if err := os.WriteFile(file, pem, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rotateCAs rewrites file with the CAs of ps and waits out the reload
+// interval (not a performance bound), so that the next handshake reads it.
+func rotateCAs(t *testing.T, file string, ps ...*pki) {
+	t.Helper()
+	writeCAs(t, file, ps...)
+	time.Sleep(CertReloadInterval + 100*time.Millisecond)
 }
 
 // invokeOnce sends one request over c to addr and returns its error.

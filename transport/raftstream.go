@@ -225,10 +225,7 @@ func (t *streamTLS) dial(address raft.ServerAddress, timeout time.Duration) (net
 		_ = nc.Close()
 		return nil, fmt.Errorf("raft stream dial addr=%s: %w", address, err)
 	}
-	cfg := t.client.Clone()
-	cfg.ServerName = host                              // SNI for a DNS name
-	cfg.VerifyConnection = serverVerifier(t.cas, host) // the chain, and host among the certificate's IP or DNS names
-	conn := tls.Client(nc, cfg)
+	conn := tls.Client(nc, verifyingDial(t.client, t.cas, host))
 	hctx, hcancel := context.WithTimeout(ctx, t.timeout)
 	err = conn.HandshakeContext(hctx)
 	hcancel()

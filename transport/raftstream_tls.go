@@ -91,7 +91,7 @@ func NewTLSStreamLayer(bindAddr string, advertise net.Addr, cfg StreamTLS) (*Str
 		client: &tls.Config{
 			MinVersion:           tls.VersionTLS12,
 			GetClientCertificate: src.GetClientCertificate,
-			InsecureSkipVerify:   true, // dial sets VerifyConnection: serverVerifier against the CA file of the moment
+			InsecureSkipVerify:   true, // dial verifies the peer against the CA file of the moment (verifyingDial)
 		},
 		timeout:    cfg.HandshakeTimeout,
 		permissive: cfg.Permissive,
@@ -101,7 +101,7 @@ func NewTLSStreamLayer(bindAddr string, advertise net.Addr, cfg StreamTLS) (*Str
 		ready:      make(chan acceptResult),
 	}
 	// The CA file is read again when it changes, both ways (CASource); dial
-	// checks the dialled peer with serverVerifier.
+	// checks the dialled peer with verifyingDial.
 	verifyClientsWith(s.tls.server, cas)
 	s.tls.cas = cas
 	go s.tls.acceptLoop(s.ln)

@@ -282,18 +282,11 @@ func ClientTLS(certFile, keyFile, caFile string, logger hclog.Logger) (*tls.Conf
 var clientCASources sync.Map // *tls.Config → *CASource
 
 // dialConfig is the config of one TLS dial to host: cfg itself, or, for a
-// config ClientTLS built with a CA file, a copy that verifies the server
-// against that file as it is now. The standard check reads the pool fixed in
-// the config, so the copy switches it off (InsecureSkipVerify) and does the
-// same check in VerifyConnection: the chain to the CA, server-auth usage, and
-// the dialled host (a name or an IP) against the certificate's names.
+// config ClientTLS built with a CA file, verifyingDial's copy, which checks the
+// server against that file as it is now.
 func dialConfig(cfg *tls.Config, host string) *tls.Config {
-	v, ok := clientCASources.Load(cfg)
-	if !ok {
-		return cfg
+	if v, ok := clientCASources.Load(cfg); ok {
+		return verifyingDial(cfg, v.(*CASource), host)
 	}
-	c := cfg.Clone()
-	c.InsecureSkipVerify = true
-	c.VerifyConnection = serverVerifier(v.(*CASource), host)
-	return c
+	return cfg
 }
