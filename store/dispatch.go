@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,6 +47,8 @@ type dispatcher struct {
 	// round numbers dispatch rounds; touched lists the queues a round wrote, once each.
 	round   uint64
 	touched []*consumeQueue
+	// woken is liveRound's copy of touched, notified outside mu.
+	woken []*consumeQueue
 	// topics caches queues by topic and id so that the hot path does not build keys.
 	topics map[string][]*consumeQueue
 
@@ -125,15 +128,10 @@ func (d *dispatcher) loop() {
 		case <-d.wake:
 		}
 		for d.err.Load() == nil {
-			d.mu.Lock()
-			limit := PhysicalOffset(d.confirmed.Load())
-			from := d.dispatched()
-			if from >= limit {
-				d.mu.Unlock()
+			more, err := d.liveRound()
+			if !more {
 				break
 			}
-			err := d.dispatchTo(min(limit, from+maxRoundBytes), dispatchLive)
-			d.mu.Unlock()
 			if err != nil && errors.Is(err, syscall.ENOSPC) {
 				// A full disk is not corruption: wait for space (retention, the
 				// operator) and go on from where dispatch stopped.
@@ -157,6 +155,26 @@ func (d *dispatcher) loop() {
 			}
 		}
 	}
+}
+
+// liveRound dispatches up to maxRoundBytes towards the confirmed offset, then
+// notifies the queues it wrote once it has let go of mu: a notifier may serve
+// the long polls it wakes on this goroutine (the broker's does), reading the
+// store meanwhile. It reports false when there was nothing to dispatch. One
+// goroutine at a time runs it (loop; tests without a loop): it owns d.woken.
+func (d *dispatcher) liveRound() (bool, error) {
+	d.mu.Lock()
+	limit := PhysicalOffset(d.confirmed.Load())
+	from := d.dispatched()
+	if from >= limit {
+		d.mu.Unlock()
+		return false, nil
+	}
+	err := d.dispatchTo(min(limit, from+maxRoundBytes), dispatchLive)
+	d.woken = append(d.woken[:0], d.touched...)
+	d.mu.Unlock()
+	d.notify(d.woken)
+	return true, err
 }
 
 // broadcast wakes every waitDispatched.
@@ -197,9 +215,9 @@ func (d *dispatcher) setDispatched(off PhysicalOffset) {
 }
 
 // dispatchTo dispatches every record from the dispatched offset up to limit (a record
-// boundary) and notifies the queues written, once each. With dispatchVerify (recovery)
-// ConsumeQueue entries that already exist are checked instead of written. Caller
-// holds mu.
+// boundary) and lists the queues written, once each, in d.touched: the caller
+// notifies them (notify). With dispatchVerify (recovery) ConsumeQueue entries that
+// already exist are checked instead of written. Caller holds mu.
 func (d *dispatcher) dispatchTo(limit PhysicalOffset, mode dispatchMode) error {
 	off := d.dispatched()
 	d.round++
@@ -216,12 +234,16 @@ func (d *dispatcher) dispatchTo(limit PhysicalOffset, mode dispatchMode) error {
 	if off != d.dispatched() {
 		d.setDispatched(off)
 	}
+	return err
+}
+
+// notify tells the notifier about each queue of qs.
+func (d *dispatcher) notify(qs []*consumeQueue) {
 	if n := d.notifier.Load(); n != nil {
-		for _, q := range d.touched {
+		for _, q := range qs {
 			(*n)(q.topic, q.queueID, q.maxOffset())
 		}
 	}
-	return err
 }
 
 // dispatchMode is what dispatchOne does with a record.
@@ -442,7 +464,14 @@ func (d *dispatcher) reindex(from, to PhysicalOffset) error {
 // commitLogMax, then dispatches synchronously up to it. See doc.go "Dispatch recovery".
 func (d *dispatcher) recover(commitLogMax PhysicalOffset) error {
 	d.mu.Lock()
-	defer d.mu.Unlock()
+	err := d.recoverLocked(commitLogMax)
+	woken := slices.Clone(d.touched)
+	d.mu.Unlock()
+	d.notify(woken)
+	return err
+}
+
+func (d *dispatcher) recoverLocked(commitLogMax PhysicalOffset) error {
 	clMin, resume, idxFrom := d.resumePoints(commitLogMax)
 	for _, q := range d.cq.all() {
 		if err := q.recoverEnd(commitLogMax); err != nil {

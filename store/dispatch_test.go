@@ -162,11 +162,15 @@ func closeDQ(s *Store) {
 func syncDispatch(t testing.TB, s *Store, src *fakeLog) {
 	t.Helper()
 	d := s.dispatcher
-	d.mu.Lock()
-	err := d.dispatchTo(src.maxOffset(), dispatchLive)
-	d.mu.Unlock()
-	if err != nil {
-		t.Fatal(err)
+	d.confirmed.Store(int64(src.maxOffset()))
+	for {
+		more, err := d.liveRound()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !more {
+			return
+		}
 	}
 }
 

@@ -32,8 +32,11 @@
 //
 // # Concurrency
 //
-// Handlers run on the transport's per-request goroutines; a held pull blocks
-// only its own. API's only mutable state of its own is maxMessageSize, an
+// Handlers run on the transport's per-request goroutines, except the sends and
+// the pulls of a queue's newest messages, which run on the connection's reader
+// goroutine. A held pull is deferred and parks no goroutine: whatever fires
+// its waiter (the store's dispatch goroutine, a timer, the connection's close)
+// reads and answers it. API's only mutable state of its own is maxMessageSize, an
 // atomic the config codes change live: replicated state is behind replica,
 // soft state behind clients and offsets.
 package clientapi

@@ -64,7 +64,14 @@ func parsePullHeader(req *transport.Command) (PullHeader, error) {
 
 // handlePull serves PULL_MESSAGE (11). Every node serves what it has applied;
 // the response always suggests brokerId 0. A pull that finds nothing is held
-// (long polling) until a message arrives or suspendTimeoutMillis passes.
+// (long polling) until a message arrives or suspendTimeoutMillis passes: it is
+// deferred, and answered by whatever fires its waiter (clients.PullWaiters),
+// so no goroutine waits for it.
+//
+// A pull of a queue's newest messages runs on its connection's reader
+// goroutine (pullServedInline; routes.go). Nothing here blocks it: the
+// messages it reads were written moments ago, and a pull that has to wait is
+// deferred.
 func (a *API) handlePull(ctx context.Context, req *route.Request) (*transport.Command, error) {
 	h, err := parsePullHeader(req.Command)
 	if err != nil {
@@ -92,32 +99,86 @@ func (a *API) handlePull(ctx context.Context, req *route.Request) (*transport.Co
 			a.d.Offsets.Advance(h.ConsumerGroup, h.Topic, h.QueueID, store.QueueOffset(h.CommitOffset))
 		}
 	}
-	maxMsgs := int(h.MaxMsgNums)
-	if maxMsgs <= 0 || maxMsgs > 1024 {
-		maxMsgs = 32
+	p := pull{h: h, filter: filter, offset: store.QueueOffset(h.QueueOffset), maxMsgs: int(h.MaxMsgNums)}
+	if p.maxMsgs <= 0 || p.maxMsgs > 1024 {
+		p.maxMsgs = 32
 	}
-	offset := store.QueueOffset(h.QueueOffset)
 	st := a.d.Store
-	res, err := st.GetMessages(h.Topic, h.QueueID, offset, maxMsgs, maxPullBytes, filter)
+	res, err := a.read(&p)
 	if err != nil {
 		return nil, err
 	}
-	if res.Status != store.Found && h.SysFlag&pullFlagSuspend != 0 && wouldWait(res.Status) {
-		res.Release()
-		suspend := min(time.Duration(h.SuspendTimeoutMillis)*time.Millisecond, a.d.MaxPullSuspend)
-		if !a.d.LongPollingEnable {
-			suspend = min(suspend, shortPollCap)
-		}
-		tq := store.TopicQueue{Topic: h.Topic, QueueID: h.QueueID}
-		a.d.Pulls.Wait(ctx, tq, offset, suspend, func() bool { return st.MaxQueueOffset(h.Topic, h.QueueID) > offset })
-		if res, err = st.GetMessages(h.Topic, h.QueueID, offset, maxMsgs, maxPullBytes, filter); err != nil {
-			return nil, err
-		}
+	if res.Status == store.Found || h.SysFlag&pullFlagSuspend == 0 || !wouldWait(res.Status) {
+		return a.pullAnswer(&p, res), nil
 	}
+	res.Release()
+	suspend := min(time.Duration(h.SuspendTimeoutMillis)*time.Millisecond, a.d.MaxPullSuspend)
+	if !a.d.LongPollingEnable {
+		suspend = min(suspend, shortPollCap)
+	}
+	tq := store.TopicQueue{Topic: h.Topic, QueueID: h.QueueID}
+	hasNew := func() bool { return st.MaxQueueOffset(h.Topic, h.QueueID) > p.offset }
+	if !req.CanDefer() {
+		a.d.Pulls.Wait(ctx, tq, p.offset, suspend, hasNew)
+		return a.readAndAnswer(&p)
+	}
+	resp, derr := req.Defer() // before the answer may come
+	a.d.Pulls.Hold(ctx, tq, p.offset, suspend, hasNew, func() { req.AnswerWith(func() (*transport.Command, error) { return a.readAndAnswer(&p) }) })
+	return resp, derr
+}
+
+// pull is one PULL_MESSAGE request, checked: what to read and how to filter.
+type pull struct {
+	h       PullHeader
+	filter  store.MessageFilter
+	offset  store.QueueOffset
+	maxMsgs int
+}
+
+// read reads what p asks for from the store.
+func (a *API) read(p *pull) (*store.GetResult, error) {
+	return a.d.Store.GetMessages(p.h.Topic, p.h.QueueID, p.offset, p.maxMsgs, maxPullBytes, p.filter)
+}
+
+// readAndAnswer reads p again (after its hold) and builds the answer.
+func (a *API) readAndAnswer(p *pull) (*transport.Command, error) {
+	res, err := a.read(p)
+	if err != nil {
+		return nil, err
+	}
+	return a.pullAnswer(p, res), nil
+}
+
+// pullAnswer counts what p pulled and builds its response, which owns res.
+func (a *API) pullAnswer(p *pull, res *store.GetResult) *transport.Command {
 	if a.d.Pulled != nil && (res.Status == store.Found || res.Status == store.OffsetOverflowOne || res.Status == store.NoMatchedMessage) {
-		a.d.Pulled(h.ConsumerGroup, h.Topic, h.QueueID, res.NextBeginOffset, len(res.Messages), res.TotalBytes)
+		a.d.Pulled(p.h.ConsumerGroup, p.h.Topic, p.h.QueueID, res.NextBeginOffset, len(res.Messages), res.TotalBytes)
 	}
-	return pullResponse(res, offset, a.leading()), nil
+	return pullResponse(res, p.offset, a.leading())
+}
+
+// pullInlineSpan is how close to its queue's end a pull must start to be served
+// on the connection's reader goroutine: such a pull reads the queue's newest
+// messages, which are in memory, or finds nothing and is held. A pull further
+// back (a consumer catching up on a backlog) may read from the disk, and runs
+// on a handler goroutine so that other requests on the connection do not wait
+// for that read.
+const pullInlineSpan = 256
+
+// pullServedInline reports whether a pull request starts within pullInlineSpan
+// of its queue's end. A request whose fields do not parse goes to a handler
+// goroutine, where handlePull answers it with the error.
+func (a *API) pullServedInline(cmd *transport.Command) bool {
+	topic, ok := cmd.LookupField("topic")
+	if !ok {
+		return false
+	}
+	q, err1 := strconv.ParseInt(cmd.Field("queueId"), 10, 32)
+	off, err2 := strconv.ParseInt(cmd.Field("queueOffset"), 10, 64)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return int64(a.d.Store.MaxQueueOffset(topic, int32(q)))-off <= pullInlineSpan
 }
 
 // wouldWait reports the statuses that mean "nothing yet at this offset".

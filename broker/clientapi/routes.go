@@ -21,8 +21,9 @@ func (a *API) Register(t *route.Table) {
 	t.Handle(route.LeaderOneway, a.handleUpdateOffset, transport.UpdateConsumerOffset)
 
 	// LITE_PULL_MESSAGE (361, Java 5.x lite-pull consumers) is PULL_MESSAGE
-	// under its own code, as Apache serves it.
-	t.Handle(route.Local, a.handlePull, transport.PullMessage, transport.LitePullMessage)
+	// under its own code, as Apache serves it. A pull of a queue's newest
+	// messages runs on the reader goroutine, as sends do (pullServedInline).
+	t.HandleInlineWhen(route.Local, a.handlePull, a.pullServedInline, transport.PullMessage, transport.LitePullMessage)
 	t.Handle(route.Local, a.handleHeartbeat, transport.HeartBeat)
 	t.Handle(route.Local, a.handleUnregisterClient, transport.UnregisterClient)
 	t.Handle(route.Local, a.handleCheckClientConfig, transport.CheckClientConfig)

@@ -20,5 +20,6 @@
 //
 // Registry, the lock table, the filter cache and PullWaiters each have their own
 // lock; every method is safe for concurrent use and none blocks on I/O except
-// PullWaiters.Wait, which blocks its caller only.
+// PullWaiters.Wait, which blocks its caller only. PullWaiters.Notify runs the
+// fire functions of the waiters it wakes (PullWaiters.Hold).
 package clients

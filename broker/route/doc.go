@@ -34,6 +34,8 @@
 // reader goroutine (transport.InlineHandler; Request.Inline): their stages and
 // handler must not block. Forward relays such a request from a goroutine, and
 // the send handler hands a send that must first create a topic to one.
+// HandleInlineWhen narrows that to the requests a predicate accepts (the pulls
+// near their queue's end); the others run on handler goroutines.
 //
 // Fields reads typed extFields values and names the key, the value and the rule
 // of the first bad one; names.go holds RocketMQ's topic, group and size rules.

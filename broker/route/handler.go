@@ -105,6 +105,14 @@ func (r *Request) Answer(resp *transport.Command, err error) {
 	r.Conn.Answer(r.Command, func() *transport.Command { return r.finish(resp, err) })
 }
 
+// AnswerWith is Answer for an answer still to be worked out: f runs inside
+// the connection's panic guard, so that a panic in it is answered
+// SYSTEM_ERROR, as one in a handler is, instead of ending the goroutine that
+// answers (a store notifier's, a timer's).
+func (r *Request) AnswerWith(f func() (*transport.Command, error)) {
+	r.Conn.Answer(r.Command, func() *transport.Command { return r.finish(f()) })
+}
+
 // finish runs the afters not yet run, innermost first, and returns the
 // response, or transport.Deferred when an After deferred the request again.
 func (r *Request) finish(resp *transport.Command, err error) *transport.Command {
@@ -145,4 +153,7 @@ type Route struct {
 	Handler Handler
 	// Inline: served on the connection's reader goroutine (HandleInline).
 	Inline bool
+	// InlineWhen, when set, narrows Inline to the requests it accepts
+	// (HandleInlineWhen); the others go to a handler goroutine.
+	InlineWhen func(*transport.Command) bool
 }

@@ -60,7 +60,7 @@ func (c *Chain) ServeRemoting(ctx context.Context, conn *transport.Conn, cmd *tr
 // HandleInline run on the connection's reader goroutine.
 func (c *Chain) Inline(cmd *transport.Command) bool {
 	rt, ok := c.chains[cmd.RequestCode()]
-	return ok && rt.r.Inline
+	return ok && rt.r.Inline && (rt.r.InlineWhen == nil || rt.r.InlineWhen(cmd))
 }
 
 // HandleInline is Handle for codes whose requests run on the connection's
@@ -71,6 +71,17 @@ func (t *Table) HandleInline(p Policy, h Handler, codes ...transport.RequestCode
 	t.Handle(p, h, codes...)
 	for _, c := range codes {
 		t.routes[c].Inline = true
+	}
+}
+
+// HandleInlineWhen is HandleInline for the requests when accepts; the others
+// run on a handler goroutine as Handle's do, so the handler must serve both.
+// when runs on the reader goroutine for every request of the codes: it must
+// be cheap and must not block.
+func (t *Table) HandleInlineWhen(p Policy, h Handler, when func(*transport.Command) bool, codes ...transport.RequestCode) {
+	t.HandleInline(p, h, codes...)
+	for _, c := range codes {
+		t.routes[c].InlineWhen = when
 	}
 }
 
