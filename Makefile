@@ -69,10 +69,11 @@ bench-compare: build
 # a PERF_BACKLOG_MIB (default 1024) MiB backlog produced async and drained by the official Go push
 # consumer (target: drain >= 2x produce), then born -> consumed at half the produce rate for PERF_LIVE
 # (default 60s; target: p99 <= 10 ms; PERF_LIVE_RATE fixes the live msgs/s for a fair A/B of two builds).
+# PERF_CONSUME_BATCH (default 32) is the consumers' listener batch (ConsumeMessageBatchMaxSize).
 # PERF_ROUNDS (default 3). Report: integration/perf/consume-results.md.
 bench-consume: build
 	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) $(if $(PERF_ROUNDS),PERF_ROUNDS=$(PERF_ROUNDS)) $(if $(PERF_BACKLOG_MIB),PERF_BACKLOG_MIB=$(PERF_BACKLOG_MIB)) \
-	$(if $(PERF_LIVE),PERF_LIVE=$(PERF_LIVE)) $(if $(PERF_LIVE_RATE),PERF_LIVE_RATE=$(PERF_LIVE_RATE)) PERF_SYSTEMS=$(or $(PERF_SYSTEMS),rocketraft) PERF_CONSUME_OUT=$(CURDIR)/integration/perf/consume-results.md \
+	$(if $(PERF_LIVE),PERF_LIVE=$(PERF_LIVE)) $(if $(PERF_LIVE_RATE),PERF_LIVE_RATE=$(PERF_LIVE_RATE)) $(if $(PERF_CONSUME_BATCH),PERF_CONSUME_BATCH=$(PERF_CONSUME_BATCH)) PERF_SYSTEMS=$(or $(PERF_SYSTEMS),rocketraft) PERF_CONSUME_OUT=$(CURDIR)/integration/perf/consume-results.md \
 	$(GO) test -tags perf -count=1 -timeout 3h -v -run TestConsumeTargets ./integration/perf/
 
 integration: build

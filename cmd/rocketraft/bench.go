@@ -22,6 +22,7 @@ func newBenchCommand() *cobra.Command {
 	// Flags that both subcommands have share a variable only when their
 	// defaults agree (a second registration overwrites the first default).
 	var namesrv, topic, csvPath, jsonPath, cpuProfile string
+	var consumeBatch int
 	var produceGroup, consumeGroup, produceTag, consumeTag, keyPrefix string
 	var producers, count, size, batch, window, delayLevel, propertySize int
 	var client, mode, serialize string
@@ -90,7 +91,7 @@ func newBenchCommand() *cobra.Command {
 			}
 			return outputs(cmd, func(ctx context.Context, outs *bench.Outputs) error {
 				_, err := bench.Consume(ctx, bench.ConsumeOptions{
-					Namesrv: strings.Split(namesrv, ";"), Topic: topic, Group: consumeGroup, Tag: consumeTag,
+					Namesrv: strings.Split(namesrv, ";"), Topic: topic, Group: consumeGroup, Tag: consumeTag, Batch: consumeBatch,
 					Count: count, Duration: duration, Timeout: timeout,
 					Credentials: creds.credentials(), TLS: tlsCfg, Out: outs.Live, CSV: outs.CSV, JSON: outs.JSON,
 				})
@@ -130,6 +131,7 @@ func newBenchCommand() *cobra.Command {
 	cf := consume.Flags()
 	cf.StringVar(&consumeGroup, "group", "rocketraft_bench_consumer", "consumer group")
 	cf.StringVar(&consumeTag, "tag", "", "subscribe to this tag expression, e.g. 'a || b' (empty = every message)")
+	cf.IntVar(&consumeBatch, "batch", 1, "messages per listener call, 1-1024 (the client's ConsumeMessageBatchMaxSize; it runs a goroutine per call)")
 	cf.DurationVar(&timeout, "timeout", time.Minute, "with --count: fail if fewer messages arrived within this long")
 	cmd.AddCommand(produce, consume)
 	return cmd

@@ -31,6 +31,8 @@ type consumeRun struct {
 	BornP99Ms         float64 `json:"bornP99Ms"`
 	BornP999Ms        float64 `json:"bornP999Ms"`
 	BornMaxMs         float64 `json:"bornMaxMs"`
+	// ConsumeBatch is the consumers' ConsumeMessageBatchMaxSize (--batch).
+	ConsumeBatch int `json:"consumeBatch"`
 }
 
 // drainRate is a consumer's msgs/s from its first delivery to the end: the
@@ -84,6 +86,11 @@ func TestConsumeTargets(t *testing.T) {
 		live = d
 	}
 	liveRate := envPositiveInt(t, "PERF_LIVE_RATE", 0) // 0: half of each round's produce rate
+	// The consumers' listener batch (ConsumeMessageBatchMaxSize). The client
+	// starts a goroutine per listener call: at its default of 1 that is one
+	// per message, and on a two-core box the consumer then takes a quarter of
+	// the CPU the broker group needs. 32 is the client's pull batch.
+	batch := envPositiveInt(t, "PERF_CONSUME_BATCH", 32)
 	backlog := mib * 1024
 	var runs []consumeRun
 	for round := 1; round <= s.rounds; round++ {
@@ -97,7 +104,7 @@ func TestConsumeTargets(t *testing.T) {
 				rs.stop()
 				t.Fatalf("round %d: start %s: %v\n%s", round, sys, err, tails(dir))
 			}
-			r, err := consumeRound(s.bin, rs, backlog, live, liveRate)
+			r, err := consumeRound(s.bin, rs, backlog, live, liveRate, batch)
 			rs.stop()
 			if err != nil {
 				t.Fatalf("round %d %s: %v\n%s", round, sys, err, tails(dir))
@@ -109,7 +116,7 @@ func TestConsumeTargets(t *testing.T) {
 				round, sys, r.Backlog, r.BacklogFailed, r.Produce, r.Drain, r.Drain/r.Produce, r.DrainServerCPUSec, r.LiveRate, r.BornP50Ms, r.BornP99Ms, r.BornP999Ms, r.BornMaxMs)
 		}
 	}
-	report := renderConsume(systems, runs, mib, live, liveRate)
+	report := renderConsume(systems, runs, mib, live, liveRate, batch)
 	t.Log("\n" + report)
 	if out := os.Getenv("PERF_CONSUME_OUT"); out != "" {
 		if err := os.WriteFile(out, []byte(report), 0o644); err != nil {
@@ -125,9 +132,9 @@ func TestConsumeTargets(t *testing.T) {
 }
 
 // consumeRound is one system's round; liveRate 0 paces the live phase at half
-// the measured produce rate.
-func consumeRound(bin string, rs remotingSystem, backlog int, live time.Duration, liveRate int) (consumeRun, error) {
-	r := consumeRun{System: rs.name(), Backlog: backlog}
+// the measured produce rate; batch is the consumers' --batch.
+func consumeRound(bin string, rs remotingSystem, backlog int, live time.Duration, liveRate, batch int) (consumeRun, error) {
+	r := consumeRun{System: rs.name(), Backlog: backlog, ConsumeBatch: batch}
 	for _, topic := range []string{"PerfWarm", "PerfBacklog", "PerfLive"} {
 		if err := createTopic(bin, rs.namesrv(), rs.cluster(), topic); err != nil {
 			return r, err
@@ -158,7 +165,7 @@ func consumeRound(bin string, rs remotingSystem, backlog int, live time.Duration
 	}
 	srv0 := procCPU(rs.serverPIDs())
 	drain, err := benchLines(bin, "bench", "consume", "--namesrv", ns, "--topic", "PerfBacklog", "--group", "PerfDrain",
-		"--count", strconv.Itoa(r.Backlog), "--timeout", "30m", "--json", "-")
+		"--batch", strconv.Itoa(batch), "--count", strconv.Itoa(r.Backlog), "--timeout", "30m", "--json", "-")
 	if err != nil {
 		return r, err
 	}
@@ -177,7 +184,7 @@ func consumeRound(bin string, rs remotingSystem, backlog int, live time.Duration
 	done := make(chan consumed, 1)
 	go func() {
 		l, err := benchLines(bin, "bench", "consume", "--namesrv", ns, "--topic", "PerfLive", "--group", "PerfLive",
-			"--duration", (live + 15*time.Second).String(), "--json", "-")
+			"--batch", strconv.Itoa(batch), "--duration", (live + 15*time.Second).String(), "--json", "-")
 		done <- consumed{l, err}
 	}()
 	time.Sleep(8 * time.Second)
@@ -239,14 +246,14 @@ func backlogIntact(bin, ns, topic string, acked int) error {
 
 // renderConsume is the Markdown report of TestConsumeTargets: medians and
 // ranges over rounds per system, with the targets.
-func renderConsume(systems []string, runs []consumeRun, mib int, live time.Duration, liveRate int) string {
+func renderConsume(systems []string, runs []consumeRun, mib int, live time.Duration, liveRate, batch int) string {
 	var b strings.Builder
 	pace := "half the produce rate"
 	if liveRate > 0 {
 		pace = fmt.Sprintf("a fixed %d msgs/s (PERF_LIVE_RATE)", liveRate)
 	}
-	fmt.Fprintf(&b, "Consumer targets, %s: backlog %d MiB of 1 KiB messages; live for %s at %s.\n\n",
-		time.Now().UTC().Format("2006-01-02"), mib, live, pace)
+	fmt.Fprintf(&b, "Consumer targets, %s: backlog %d MiB of 1 KiB messages; live for %s at %s; the official Go push consumer with ConsumeMessageBatchMaxSize %d (PERF_CONSUME_BATCH).\n\n",
+		time.Now().UTC().Format("2006-01-02"), mib, live, pace, batch)
 	b.WriteString("| system | rounds | async produce msgs/s | drain msgs/s | drain / produce (target ≥ 2) | servers' CPU s / 100k drained | live msgs/s | born→consumed p50 / p99 / p99.9 / max ms (target p99 ≤ 10) |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, sys := range systems {

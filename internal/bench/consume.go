@@ -63,6 +63,7 @@ func Consume(ctx context.Context, o ConsumeOptions) (Result, error) {
 		consumer.WithGroupName(o.Group),
 		consumer.WithInstance(instanceName("consumer")),
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
+		consumer.WithConsumeMessageBatchMaxSize(o.Batch),
 	)
 	if err != nil {
 		return Result{}, err

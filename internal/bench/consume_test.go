@@ -97,3 +97,23 @@ func TestConsumeCountTimesOut(t *testing.T) {
 		t.Fatalf("err %v, received %d", err, res.Sent)
 	}
 }
+
+// --batch hands up to that many messages of a pull to one listener call (the
+// client's ConsumeMessageBatchMaxSize); every message of a call is counted
+// and aged, not the call.
+func TestConsumeBatchCountsEveryMessage(t *testing.T) {
+	const topic, count, size = "Batched", 300, 10
+	b := startBroker(t, map[string]int32{topic: 2})
+	produceFor(t, b, topic, count, size, "")
+	res, err := Consume(context.Background(), ConsumeOptions{Namesrv: []string{b.ns}, Topic: topic, Group: "g-batch",
+		Batch: 32, Duration: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Sent != count || res.Bytes != count*size {
+		t.Fatalf("received %d messages (%d bytes), want %d", res.Sent, res.Bytes, count)
+	}
+	if s := res.Summary; s.Latency[0].Count != count || s.Latency[1].Count != count {
+		t.Fatalf("aged %d and %d messages, want %d", s.Latency[0].Count, s.Latency[1].Count, count)
+	}
+}

@@ -205,6 +205,10 @@ type ConsumeOptions struct {
 	// Tag, when set, subscribes with this tag expression ("a || b"); "" takes
 	// every message.
 	Tag string
+	// Batch is the client's ConsumeMessageBatchMaxSize: the most messages of one
+	// pull handed to one listener call. The client starts a goroutine per call,
+	// so 1 (its default) costs a goroutine per message. 0 means 1.
+	Batch int
 	// Count stops the run after this many messages, failing it if Timeout
 	// passes first; 0 runs for Duration and counts what arrived.
 	Count    int
@@ -227,6 +231,9 @@ func (o ConsumeOptions) withDefaults() ConsumeOptions {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
+	if o.Batch == 0 {
+		o.Batch = 1
+	}
 	return o
 }
 
@@ -241,6 +248,8 @@ func (o ConsumeOptions) validate() error {
 		return bad("--namesrv is empty")
 	case o.Count < 0:
 		return bad("--count=%d: must be at least 0", o.Count)
+	case o.Batch < 1 || o.Batch > 1024:
+		return bad("--batch=%d: must be 1-1024 (the client's ConsumeMessageBatchMaxSize range)", o.Batch)
 	case o.Count == 0 && o.Duration <= 0:
 		return bad("--duration=%s: must be above 0 when --count is 0", o.Duration)
 	case o.Count > 0 && o.Timeout <= 0:

@@ -63,6 +63,8 @@ func TestConsumeRefusesBadOptions(t *testing.T) {
 		{"no count, no duration", func(o *ConsumeOptions) { o.Count = 0 }, "--duration=0s: must be above 0 when --count is 0"},
 		{"count without timeout", func(o *ConsumeOptions) { o.Timeout = 0 }, "--timeout=0s"},
 		{"negative count", func(o *ConsumeOptions) { o.Count = -1 }, "--count=-1"},
+		{"batch above the client's range", func(o *ConsumeOptions) { o.Batch = 1025 }, "--batch=1025: must be 1-1024"},
+		{"negative batch", func(o *ConsumeOptions) { o.Batch = -1 }, "--batch=-1"},
 	} {
 		o := ok
 		c.edit(&o)
