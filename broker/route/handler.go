@@ -151,9 +151,8 @@ type Route struct {
 	Code    transport.RequestCode
 	Policy  Policy
 	Handler Handler
-	// Inline: served on the connection's reader goroutine (HandleInline).
-	Inline bool
-	// InlineWhen, when set, narrows Inline to the requests it accepts
-	// (HandleInlineWhen); the others go to a handler goroutine.
-	InlineWhen func(*transport.Command) bool
+	// Inline reports the requests served on the connection's reader goroutine
+	// (HandleInline: all of them; HandleInlineWhen: those it accepts); nil
+	// means none.
+	Inline func(*transport.Command) bool
 }

@@ -60,7 +60,7 @@ func (c *Chain) ServeRemoting(ctx context.Context, conn *transport.Conn, cmd *tr
 // HandleInline run on the connection's reader goroutine.
 func (c *Chain) Inline(cmd *transport.Command) bool {
 	rt, ok := c.chains[cmd.RequestCode()]
-	return ok && rt.r.Inline && (rt.r.InlineWhen == nil || rt.r.InlineWhen(cmd))
+	return ok && rt.r.Inline != nil && rt.r.Inline(cmd)
 }
 
 // HandleInline is Handle for codes whose requests run on the connection's
@@ -68,10 +68,7 @@ func (c *Chain) Inline(cmd *transport.Command) bool {
 // Request.Inline is set: the stages and the handler answer at once, or defer
 // the request (Request.Defer) and hand it to a goroutine.
 func (t *Table) HandleInline(p Policy, h Handler, codes ...transport.RequestCode) {
-	t.Handle(p, h, codes...)
-	for _, c := range codes {
-		t.routes[c].Inline = true
-	}
+	t.HandleInlineWhen(p, h, func(*transport.Command) bool { return true }, codes...)
 }
 
 // HandleInlineWhen is HandleInline for the requests when accepts; the others
@@ -79,9 +76,9 @@ func (t *Table) HandleInline(p Policy, h Handler, codes ...transport.RequestCode
 // when runs on the reader goroutine for every request of the codes: it must
 // be cheap and must not block.
 func (t *Table) HandleInlineWhen(p Policy, h Handler, when func(*transport.Command) bool, codes ...transport.RequestCode) {
-	t.HandleInline(p, h, codes...)
+	t.Handle(p, h, codes...)
 	for _, c := range codes {
-		t.routes[c].InlineWhen = when
+		t.routes[c].Inline = when
 	}
 }
 
