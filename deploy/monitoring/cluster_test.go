@@ -17,6 +17,7 @@ import (
 	"github.com/rocketraft/rocketraft/broker"
 	"github.com/rocketraft/rocketraft/broker/metrics"
 	"github.com/rocketraft/rocketraft/broker/replica"
+	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/internal/testcluster"
 	"github.com/rocketraft/rocketraft/nameserver"
 	"github.com/rocketraft/rocketraft/store"
@@ -52,14 +53,17 @@ type testGroup struct {
 	raftSink *metrics.Metrics // the node whose registry ExportRaftInternals feeds
 }
 
+// freeAddr is a loopback address nothing listens on, from proctest's picker:
+// below the ephemeral range, so an outgoing connection's local end cannot take
+// it before the broker binds it, and with the port two below it (the broker's
+// VIP channel) free too.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := proctest.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 }
 
 // startGroup starts the nameserver, the raft group (default timings: no

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/transport"
 )
 
@@ -333,20 +333,14 @@ func (pc *processCluster) invoke(ctx context.Context, t *testing.T, addr string,
 	return resp
 }
 
+// freePorts picks n ports with proctest's picker: below the ephemeral range,
+// each with the port two below it (a broker's VIP channel) free and reserved,
+// so one node's VIP channel cannot land on another's admin port.
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	var ls []net.Listener
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		_ = l.Close()
+	ports, err := proctest.FreePorts(n)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return ports
 }

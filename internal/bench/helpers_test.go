@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"net"
+	"strconv"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/rocketraft/rocketraft/broker/replica"
 	"github.com/rocketraft/rocketraft/fsm"
 	"github.com/rocketraft/rocketraft/internal/fakereplica"
+	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/nameserver"
 	"github.com/rocketraft/rocketraft/store"
 	"github.com/rocketraft/rocketraft/transport"
@@ -56,14 +58,17 @@ func startBroker(t *testing.T, topics map[string]int32) *testBroker {
 	return &testBroker{ns: ns.Addr(), st: st, rep: rep}
 }
 
+// freeAddr is a loopback address nothing listens on, from proctest's picker:
+// below the ephemeral range, so an outgoing connection's local end cannot take
+// it before the broker binds it, and with the port two below it (the broker's
+// VIP channel) free too.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := proctest.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 }
 
 // waitRoute waits until the nameserver serves a route for topic.
