@@ -13,6 +13,7 @@ import (
 
 	"github.com/rocketraft/rocketraft/broker"
 	"github.com/rocketraft/rocketraft/broker/replica"
+	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/internal/testcluster"
 	"github.com/rocketraft/rocketraft/nameserver"
 	"github.com/rocketraft/rocketraft/store"
@@ -56,15 +57,15 @@ func startInprocGroup(t *testing.T, c *testcluster.Cluster, configure func(*brok
 	}
 	t.Cleanup(func() { _ = g.ns.Close() })
 	var nodes []Node
+	// A port of its own per node for the life of the test, so that a broker
+	// started again on its node listens where the clients know it; picked below
+	// the ephemeral range, with each VIP port (listenPort-2) reserved too.
+	ports, err := proctest.FreePorts(len(c.Members()))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i, m := range c.Members() {
-		// A port of its own for the life of the test: a broker started again
-		// on its node listens where the clients know it.
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		g.addrs[m.ID] = ln.Addr().String()
-		_ = ln.Close()
+		g.addrs[m.ID] = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[i]))
 		g.peers = append(g.peers, broker.Peer{ID: string(m.ID), ClientAddr: g.addrs[m.ID]})
 		nodes = append(nodes, Node{Index: i, ID: string(m.ID), ClientAddr: g.addrs[m.ID]})
 	}
