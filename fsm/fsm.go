@@ -57,6 +57,15 @@ type EntryStore interface {
 
 var _ EntryStore = (*store.Store)(nil)
 
+// QueuePreparer is a store that can make a topic's ConsumeQueue files ahead of
+// its first message, in the background; the FSM asks it on every node when a
+// topic is created or changed, so the first sends do not wait for the files.
+type QueuePreparer interface {
+	PrepareQueues(topic string, queues int32)
+}
+
+var _ QueuePreparer = (*store.Store)(nil)
+
 // Config configures an FSM.
 type Config struct {
 	Store MessageStore
@@ -349,6 +358,9 @@ func (f *FSM) applyCommand(l *raft.Log) any {
 		return f.applyPut(l.Index, c, nil, len(c.Messages))
 	case *TopicUpsert:
 		v, err := f.meta.upsertTopic(c.Topic)
+		if p, ok := f.st.(QueuePreparer); ok && err == nil {
+			p.PrepareQueues(c.Topic.Name, c.Topic.WriteQueueNums)
+		}
 		return &ConfigResult{DataVersion: v, Err: err}
 	case *TopicDelete:
 		v, err := f.meta.deleteTopic(c.Topic)

@@ -70,6 +70,18 @@ type consumeQueue struct {
 
 	// notifiedRound dedupes notifications within one dispatch round (dispatcher only).
 	notifiedRound uint64
+
+	// owner makes this queue's spares (cqspare.go).
+	owner *consumeQueues
+	// aheadAt is the position in a file at which put asks for the next one.
+	aheadAt int64
+	// createMu serializes creating this queue's files: the dispatcher's
+	// nextFile against the background makeSpare.
+	createMu sync.Mutex
+	// spare is the queue's next file, made ahead and not yet one of files;
+	// closed makes the queue refuse new spares. Both guarded by createMu.
+	spare  *mappedFile
+	closed bool
 }
 
 // consumeQueues is every ConsumeQueue of the store, created lazily on first dispatch.
@@ -84,6 +96,9 @@ type consumeQueues struct {
 	// dispatchedHint is the dispatcher's progress; flush persists the value it had
 	// before the files were synced as the point recovery may resume from.
 	dispatchedHint atomic.Int64
+
+	// spares creates queues' next files in the background (cqspare.go).
+	spares spares
 }
 
 // cqCheckpointName holds the offset below which every ConsumeQueue entry is durable.
@@ -134,8 +149,10 @@ func newConsumeQueues(dir string, entriesPerFile int, log hclog.Logger) (*consum
 
 func (c *consumeQueues) newQueue(topic string, queueID int32) *consumeQueue {
 	qdir := filepath.Join(c.dir, topic, strconv.Itoa(int(queueID)))
-	return &consumeQueue{topic: topic, queueID: queueID,
-		files: newMappedFileQueue(qdir, int64(c.entriesPerFile)*cqEntrySize, false)}
+	size := int64(c.entriesPerFile) * cqEntrySize
+	return &consumeQueue{topic: topic, queueID: queueID, owner: c,
+		files:   newMappedFileQueue(qdir, size, false),
+		aheadAt: size * 3 / 4 / cqEntrySize * cqEntrySize}
 }
 
 // get returns the queue or nil.
@@ -207,11 +224,13 @@ func (c *consumeQueues) checkpoint() (PhysicalOffset, bool) {
 	return readOffsetFile(filepath.Join(c.dir, cqCheckpointName))
 }
 
-// close unmaps every queue.
+// close stops making spares, removes them and unmaps every queue.
 func (c *consumeQueues) close() {
+	c.stopSpares()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, q := range c.queues {
+		q.dropSpare()
 		q.files.close()
 	}
 	c.queues = make(map[TopicQueue]*consumeQueue)
@@ -277,13 +296,16 @@ func (q *consumeQueue) put(qo QueueOffset, e cqEntry) error {
 	f := q.files.last()
 	if f == nil || f.remaining() < cqEntrySize {
 		var err error
-		if f, err = q.files.createFile(pos / fileSize * fileSize); err != nil {
+		if f, err = q.nextFile(pos / fileSize * fileSize); err != nil {
 			return fmt.Errorf("consumequeue topic=%s queue=%d: %w", q.topic, q.queueID, err)
 		}
 	}
 	var buf [cqEntrySize]byte
 	putCQEntry(buf[:], e)
 	f.appendBytes(buf[:])
+	if rel := pos - f.start; rel < q.aheadAt && rel+cqEntrySize >= q.aheadAt {
+		q.owner.askSpare(spareRequest{q: q, start: f.end()})
+	}
 	return nil
 }
 
@@ -296,7 +318,7 @@ func (q *consumeQueue) startAt(qo QueueOffset) error {
 	}
 	pos := int64(qo) * cqEntrySize
 	fileStart := pos / q.files.fileSize * q.files.fileSize
-	f, err := q.files.createFile(fileStart)
+	f, err := q.nextFile(fileStart)
 	if err != nil {
 		return fmt.Errorf("consumequeue topic=%s queue=%d: %w", q.topic, q.queueID, err)
 	}
@@ -361,7 +383,18 @@ scan:
 	}
 	// files.truncate zeroes from end to the write position, which load set to the
 	// file size, so torn bytes after the end are cleared too.
-	return q.truncateQueueOffset(QueueOffset(end / cqEntrySize))
+	if err := q.truncateQueueOffset(QueueOffset(end / cqEntrySize)); err != nil {
+		return err
+	}
+	// The last file is written on. Reserve its blocks again: if it was a spare
+	// taken after the last sync, a crash may have lost its fallocate (cqspare.go).
+	// A file already allocated costs an extent lookup.
+	if last := q.files.last(); last != nil {
+		if err := allocate(last.file, last.size); err != nil {
+			q.owner.log.Warn("reserving the blocks of the consumequeue file being written", "topic", q.topic, "queue", q.queueID, "file", fileName(last.start), "error", err)
+		}
+	}
+	return nil
 }
 
 // correctMin moves the min offset to the first entry whose message is still stored

@@ -148,6 +148,14 @@
 // The min queue offset is the first entry whose message is still stored; the last
 // file is never deleted so the max offset survives retention.
 //
+// A queue's next file is made ahead, off the dispatch path, as a sparse spare
+// (cqspare.go, decision 0021): the first file of each queue of a topic when the
+// FSM applies the topic's creation (Store.PrepareQueues), and the file after the
+// last once that is three quarters written. The dispatcher takes the spare,
+// reserving its blocks with fallocate, or creates the file itself when there is
+// none. A spare left by a crash is an all-zero file past the queue's end, which
+// step 2 of the recovery below removes.
+//
 // # IndexFile
 //
 // index/<yyyyMMddHHmmssSSS>: named by the store time (UTC) of the first message it

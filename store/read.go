@@ -379,15 +379,33 @@ func (s *Store) WaitDispatched(ctx context.Context, off PhysicalOffset) error {
 	return s.dispatcher.waitDispatched(ctx, off)
 }
 
-// Topics lists the queues present, ordered by topic and queue id.
+// Topics lists the queues that hold files, ordered by topic and queue id: not
+// those PrepareQueues made ahead of their first message, nor those cut empty.
 func (s *Store) Topics() []TopicQueue {
 	qs := s.cq.all()
-	out := make([]TopicQueue, len(qs))
-	for i, q := range qs {
-		out[i] = TopicQueue{q.topic, q.queueID}
+	out := make([]TopicQueue, 0, len(qs))
+	for _, q := range qs {
+		if q.files.last() != nil {
+			out = append(out, TopicQueue{q.topic, q.queueID})
+		}
 	}
 	return out
 }
+
+// PrepareQueues creates, in the background, the first ConsumeQueue file of each
+// of the queues 0 … queues-1 of topic that has none, so that a new topic's
+// first messages do not wait for them on the dispatch path (cqspare.go). It
+// does not block; a queue it does not get to in time is created as before.
+func (s *Store) PrepareQueues(topic string, queues int32) {
+	if s.closed.Load() || queues <= 0 {
+		return
+	}
+	s.cq.prepare(topic, min(queues, maxPreparedQueues))
+}
+
+// maxPreparedQueues bounds the queues PrepareQueues makes ahead per call
+// (RocketMQ's topics have at most a few hundred; more are made on first use).
+const maxPreparedQueues = 1024
 
 // DispatchedPhysicalOffset is how far reput has indexed the CommitLog; the gap to
 // MaxPhysicalOffset is the dispatch lag (messages applied but not yet pullable).
