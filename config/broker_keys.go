@@ -248,7 +248,7 @@ var brokerKeys = []keySpec[Broker]{
 		},
 	},
 	{
-		name: "mappedFileSizeConsumeQueue", doc: "Bytes per ConsumeQueue file; a multiple of the 20-byte entry.",
+		name: "mappedFileSizeConsumeQueue", doc: "Bytes per ConsumeQueue file; a multiple of the 20-byte entry. A queue's next file is made ahead in the background as a sparse file, which gets its disk blocks when the queue takes it: ls shows its full size, du does not (decision 0021).",
 		set: func(b *Broker, s string) error {
 			n, err := parseInt(s, consumeQueueUnitSize, maxCommitLogFileSize)
 			if err != nil {
