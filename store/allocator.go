@@ -66,7 +66,7 @@ func (a *allocator) request(start int64) {
 	go func() {
 		defer a.wg.Done()
 		if al.err = hook.call(IOCall{Op: IOCreate, Path: filepath.Join(a.dir, fileName(al.start))}); al.err == nil {
-			al.mf, al.err = createMappedFile(a.dir, al.start, a.size, a.preZero)
+			al.mf, al.err = createMappedFile(a.dir, al.start, a.size, fillOf(a.preZero))
 		}
 		if al.err != nil {
 			a.log.Warn("pre-allocating segment failed; will create it synchronously", "segment", fileName(al.start), "error", al.err)

@@ -2,8 +2,6 @@ package store
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 )
 
@@ -138,7 +136,7 @@ func (q *consumeQueue) makeSpare(start int64) error {
 	if start != end {
 		return nil
 	}
-	mf, err := createSparseMappedFile(q.files.dir, start, q.files.fileSize)
+	mf, err := createMappedFile(q.files.dir, start, q.files.fileSize, fillSparse)
 	if err != nil {
 		return err
 	}
@@ -180,33 +178,4 @@ func (q *consumeQueue) dropSpare() {
 		_ = q.spare.destroy()
 		q.spare = nil
 	}
-}
-
-// createSparseMappedFile is createMappedFile for a spare: the file gets its size
-// with no blocks (ftruncate), is synced and renamed into place, and is mapped.
-func createSparseMappedFile(dir string, start, size int64) (*mappedFile, error) {
-	path := filepath.Join(dir, fileName(start))
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_RDWR|os.O_TRUNC, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", filepath.Base(tmp), err)
-	}
-	err = f.Truncate(size)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return nil, fmt.Errorf("spare %s: %w", filepath.Base(path), err)
-	}
-	if err := syncDir(dir); err != nil {
-		return nil, err
-	}
-	return openMappedFile(path, start, size)
 }

@@ -298,7 +298,7 @@ func TestRecoveryReservesTheLastFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The file as a crash could leave it: sparse, two entries written.
-	mf, err := createSparseMappedFile(qdir, 0, perFile*cqEntrySize)
+	mf, err := createMappedFile(qdir, 0, perFile*cqEntrySize, fillSparse)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,7 +101,7 @@ func indexFileSize(hashSlots, maxEntries int) int64 {
 func createIndexFile(dir, name string, hashSlots, maxEntries int) (*indexFile, error) {
 	path := filepath.Join(dir, name)
 	tmp := path + ".tmp"
-	if err := writeZeroFile(tmp, indexFileSize(hashSlots, maxEntries), false); err != nil {
+	if err := writeZeroFile(tmp, indexFileSize(hashSlots, maxEntries), fillAllocate); err != nil {
 		return nil, err
 	}
 	if err := os.Rename(tmp, path); err != nil {

@@ -48,15 +48,36 @@ func fileName(start int64) string {
 	return fmt.Sprintf("%020d", start)
 }
 
-// createMappedFile creates a new file of size bytes. When preZero is set it writes
-// zeros through the whole file and syncs it, so later fdatasyncs of appended data do
-// not also have to convert unwritten blocks (measured ~2× faster per fdatasync, which
-// matters with FlushSync); otherwise it reserves the blocks with fallocate, which
-// under the default async flush costs less in all (docs/performance.md, fifth pass).
-func createMappedFile(dir string, start, size int64, preZero bool) (*mappedFile, error) {
+// fileFill is how a new file gets its size: with its blocks reserved
+// (fallocate), with zeros written through it, or with neither (a sparse file).
+type fileFill int
+
+const (
+	fillAllocate fileFill = iota
+	fillZeros
+	fillSparse
+)
+
+// fillOf is the fill of a file created with or without pre-zeroing.
+func fillOf(preZero bool) fileFill {
+	if preZero {
+		return fillZeros
+	}
+	return fillAllocate
+}
+
+// createMappedFile creates a new file of size bytes under its real name, synced,
+// and maps it. fillZeros writes zeros through the whole file, so later
+// fdatasyncs of appended data do not also have to convert unwritten blocks
+// (measured ~2× faster per fdatasync, which matters with FlushSync);
+// fillAllocate reserves the blocks with fallocate, which under the default async
+// flush costs less in all (docs/performance.md, fifth pass); fillSparse reserves
+// nothing (a ConsumeQueue spare, cqspare.go).
+func createMappedFile(dir string, start, size int64, fill fileFill) (*mappedFile, error) {
 	path := filepath.Join(dir, fileName(start))
 	tmp := path + ".tmp"
-	if err := writeZeroFile(tmp, size, preZero); err != nil {
+	if err := writeZeroFile(tmp, size, fill); err != nil {
+		_ = os.Remove(tmp)
 		return nil, err
 	}
 	if err := os.Rename(tmp, path); err != nil {
@@ -68,13 +89,14 @@ func createMappedFile(dir string, start, size int64, preZero bool) (*mappedFile,
 	return openMappedFile(path, start, size)
 }
 
-func writeZeroFile(path string, size int64, preZero bool) error {
+func writeZeroFile(path string, size int64, fill fileFill) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Base(path), err)
 	}
 	defer f.Close()
-	if preZero {
+	switch fill {
+	case fillZeros:
 		zeros := make([]byte, 1<<20)
 		for written := int64(0); written < size; {
 			n := min(int64(len(zeros)), size-written)
@@ -83,8 +105,14 @@ func writeZeroFile(path string, size int64, preZero bool) error {
 			}
 			written += n
 		}
-	} else if err := allocate(f, size); err != nil {
-		return fmt.Errorf("size %s: %w", filepath.Base(path), err)
+	case fillSparse:
+		if err := f.Truncate(size); err != nil {
+			return fmt.Errorf("size %s: %w", filepath.Base(path), err)
+		}
+	default:
+		if err := allocate(f, size); err != nil {
+			return fmt.Errorf("size %s: %w", filepath.Base(path), err)
+		}
 	}
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("sync %s: %w", filepath.Base(path), err)

@@ -69,7 +69,7 @@ func TestNewFilesHaveTheirBlocksReserved(t *testing.T) {
 	if perr != nil {
 		t.Skipf("filesystem without fallocate: %v", perr)
 	}
-	mf, err := createMappedFile(dir, 0, 4<<20, false)
+	mf, err := createMappedFile(dir, 0, 4<<20, fillAllocate)
 	if err != nil {
 		t.Fatal(err)
 	}

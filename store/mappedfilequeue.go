@@ -106,7 +106,7 @@ func (q *mappedFileQueue) createFile(start int64) (*mappedFile, error) {
 	if n := len(q.files); n > 0 && q.files[n-1].end() != start {
 		return nil, fmt.Errorf("store: new file %s does not follow %s", fileName(start), fileName(q.files[n-1].start))
 	}
-	mf, err := createMappedFile(q.dir, start, q.fileSize, q.preZero)
+	mf, err := createMappedFile(q.dir, start, q.fileSize, fillOf(q.preZero))
 	if err != nil {
 		return nil, err
 	}
