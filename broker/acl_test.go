@@ -17,6 +17,7 @@ import (
 	"github.com/rocketraft/rocketraft/broker/replica"
 	"github.com/rocketraft/rocketraft/fsm"
 	"github.com/rocketraft/rocketraft/internal/fakereplica"
+	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/nameserver"
 	"github.com/rocketraft/rocketraft/transport"
 )
@@ -141,7 +142,7 @@ func TestACLWithTheGoClient(t *testing.T) {
 	ns := startNameserver(t, nameserver.Config{})
 	st := openBrokerStore(t)
 	rep := fakereplica.New(st, replica.RoleLeader)
-	addr := freeAddr(t)
+	addr := proctest.TestAddr(t)
 	cfg := Config{ClusterName: "c", BrokerName: "broker-a", ListenAddr: addr, ClientAddr: addr,
 		NamesrvAddrs: []string{ns.Addr()}, SelfID: "n0", Peers: []Peer{{ID: "n0", ClientAddr: addr}}}
 	withACL(t)(&cfg)

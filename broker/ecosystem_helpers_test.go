@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rocketraft/rocketraft/broker/replica"
+	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/internal/testcluster"
 	"github.com/rocketraft/rocketraft/nameserver"
 	"github.com/rocketraft/rocketraft/transport"
@@ -40,7 +41,7 @@ func startRaftBrokerOn(t testing.TB, opts testcluster.Options, edit func(*Config
 	leader := group.WaitLeader(10 * time.Second)
 	ns := startNameserver(t, nameserver.Config{})
 	rep := replica.NewNode(leader.Node(), replica.NodeOptions{})
-	addr := freeAddr(t)
+	addr := proctest.TestAddr(t)
 	cfg := Config{
 		ClusterName: "c", BrokerName: "broker-a", ListenAddr: addr, ClientAddr: addr,
 		NamesrvAddrs: []string{ns.Addr()}, SelfID: string(leader.ID), Peers: []Peer{{ID: string(leader.ID), ClientAddr: addr}},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rocketraft/rocketraft/broker/replica"
 	"github.com/rocketraft/rocketraft/fsm"
+	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/internal/testcluster"
 	"github.com/rocketraft/rocketraft/nameserver"
 )
@@ -54,7 +55,7 @@ func TestFSMTopicRefusalReachesTheGoClientAsTopicNotExist(t *testing.T) {
 	ns := startNameserver(t, nameserver.Config{})
 
 	rep := &deleteBeforePut{Replica: replica.NewNode(leader.Node(), replica.NodeOptions{}), topic: topic}
-	addr := freeAddr(t)
+	addr := proctest.TestAddr(t)
 	b, err := New(Config{
 		ClusterName: "c", BrokerName: "broker-a", ListenAddr: addr, ClientAddr: addr,
 		NamesrvAddrs: []string{ns.Addr()}, SelfID: string(leader.ID), Peers: []Peer{{ID: string(leader.ID), ClientAddr: addr}},

@@ -3,12 +3,9 @@ package broker
 import (
 	"context"
 	"crypto/tls"
-	"net"
-	"strconv"
 	"testing"
 	"time"
 
-	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/nameserver"
 	"github.com/rocketraft/rocketraft/store"
 	"github.com/rocketraft/rocketraft/transport"
@@ -37,19 +34,6 @@ func startNameserver(t testing.TB, cfg nameserver.Config) *nameserver.Server {
 	}
 	t.Cleanup(func() { _ = ns.Close() })
 	return ns
-}
-
-// freeAddr is a loopback address nothing listens on, from proctest's picker:
-// below the ephemeral range, so an outgoing connection's local end cannot take
-// it before the broker binds it, and with the port two below it (the broker's
-// VIP channel) free too.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ports, err := proctest.FreePorts(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 }
 
 // waitRoute waits until the nameserver serves a route for topic; tlsCfg, when

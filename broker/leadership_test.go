@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/rocketraft/rocketraft/broker/replica"
+	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/internal/testcluster"
 	"github.com/rocketraft/rocketraft/nameserver"
 	"github.com/rocketraft/rocketraft/transport"
@@ -31,7 +32,7 @@ func TestLeadershipHistoryOverTheWire(t *testing.T) {
 	addrs := map[raft.ServerID]string{}
 	var peers []Peer
 	for _, m := range group.Members() {
-		addrs[m.ID] = freeAddr(t)
+		addrs[m.ID] = proctest.TestAddr(t)
 		peers = append(peers, Peer{ID: string(m.ID), ClientAddr: addrs[m.ID]})
 	}
 	for _, m := range group.Members() {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rocketraft/rocketraft/broker/replica"
 	"github.com/rocketraft/rocketraft/fsm"
+	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/transport"
 )
 
@@ -97,7 +98,7 @@ func TestFollowerWaitsForTheLeadersAnnouncement(t *testing.T) {
 func TestConfiguredPeerAddrWinsAndGroupsMustAgree(t *testing.T) {
 	leader := startTestBroker(t, replica.RoleLeader, nil)
 	follower := startTestBroker(t, replica.RoleFollower, []Peer{{ID: "n0", ClientAddr: leader.b.Addr()}})
-	follower.replica.SetMember(fsm.MemberInfo{ID: "n0", ClientAddr: freeAddr(t), Group: "broker-a"}) // nobody listens there
+	follower.replica.SetMember(fsm.MemberInfo{ID: "n0", ClientAddr: proctest.TestAddr(t), Group: "broker-a"}) // nobody listens there
 	if r := follower.call(t, transport.SendMessage, sendExt("TP", 0, ""), []byte("x")); r.ResponseCode() != transport.Success {
 		t.Fatalf("configured address: %s %q", r.ResponseCode(), r.Remark)
 	}

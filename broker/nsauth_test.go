@@ -5,6 +5,7 @@ import (
 
 	"github.com/rocketraft/rocketraft/broker/replica"
 	"github.com/rocketraft/rocketraft/internal/fakereplica"
+	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/nameserver"
 )
 
@@ -19,7 +20,7 @@ func startRegisteringBroker(t *testing.T, nsAddr, secret string) (*Broker, strin
 	if err := rep.UpsertTopic(t.Context(), fsmTopic("Orders")); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr := proctest.TestAddr(t)
 	b, err := New(Config{ClusterName: "c", BrokerName: "broker-a", ListenAddr: addr, ClientAddr: addr,
 		NamesrvAddrs: []string{nsAddr}, SelfID: "n0", Peers: []Peer{{ID: "n0", ClientAddr: addr}},
 		NamesrvAuthSecret: secret}, st, rep)

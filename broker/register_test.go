@@ -9,6 +9,7 @@ import (
 
 	"github.com/rocketraft/rocketraft/broker/replica"
 	"github.com/rocketraft/rocketraft/internal/fakereplica"
+	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/nameserver"
 )
 
@@ -91,7 +92,7 @@ func startBrokerBehind(t *testing.T, nsAddr string, role replica.Role) (*Broker,
 	if err := rep.UpsertTopic(t.Context(), fsmTopic("Orders")); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr := proctest.TestAddr(t)
 	b, err := New(Config{ClusterName: "c", BrokerName: "broker-a", ListenAddr: addr, ClientAddr: addr,
 		NamesrvAddrs: []string{nsAddr}, SelfID: "n0", Peers: []Peer{{ID: "n0", ClientAddr: addr}}}, st, rep)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rocketraft/rocketraft/broker/replica"
 	"github.com/rocketraft/rocketraft/internal/fakereplica"
+	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/nameserver"
 	"github.com/rocketraft/rocketraft/transport"
 	"github.com/rocketraft/rocketraft/transport/devcert"
@@ -37,7 +38,7 @@ func TestTLSEnforcingWithTheGoClient(t *testing.T) {
 	ns := startNameserver(t, nameserver.Config{TLS: serverTLS})
 	st := openBrokerStore(t)
 	rep := fakereplica.New(st, replica.RoleLeader)
-	addr := freeAddr(t)
+	addr := proctest.TestAddr(t)
 	b, err := New(Config{ClusterName: "c", BrokerName: "broker-a", ListenAddr: addr, ClientAddr: addr,
 		NamesrvAddrs: []string{ns.Addr()}, SelfID: "n0", Peers: []Peer{{ID: "n0", ClientAddr: addr}},
 		LongPollingEnable: true, TLS: serverTLS, ClientTLS: clientTLS}, st, rep)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rocketraft/rocketraft/broker/replica"
 	"github.com/rocketraft/rocketraft/internal/fakereplica"
+	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/store"
 	"github.com/rocketraft/rocketraft/transport"
 	"github.com/rocketraft/rocketraft/transport/devcert"
@@ -23,7 +24,7 @@ import (
 func freeVIPPair(t *testing.T) (client, vip string) {
 	t.Helper()
 	for range 100 {
-		addr := freeAddr(t)
+		addr := proctest.TestAddr(t)
 		_, p, _ := net.SplitHostPort(addr)
 		port, _ := strconv.Atoi(p)
 		if port < 3 {

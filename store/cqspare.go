@@ -39,11 +39,10 @@ const spareQueueLen = 1024
 
 // spares is the background goroutine that creates spares, started on first use.
 type spares struct {
-	once sync.Once
 	reqs chan spareRequest
 	quit chan struct{}
 	wg   sync.WaitGroup
-	mu   sync.Mutex // guards closed against ask
+	mu   sync.Mutex // guards reqs, quit and closed
 	// closed is set by stop; asks after it are dropped.
 	closed bool
 	// off makes no spares (BenchmarkConsumeQueueRollOver's baseline).
@@ -58,12 +57,12 @@ func (c *consumeQueues) askSpare(r spareRequest) {
 	if s.closed || s.off {
 		return
 	}
-	s.once.Do(func() {
+	if s.reqs == nil {
 		s.reqs = make(chan spareRequest, spareQueueLen)
 		s.quit = make(chan struct{})
 		s.wg.Add(1)
 		go c.spareLoop()
-	})
+	}
 	select {
 	case s.reqs <- r:
 	default:

@@ -5,11 +5,9 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +20,7 @@ import (
 	"github.com/rocketraft/rocketraft/fsm"
 	"github.com/rocketraft/rocketraft/internal/bench"
 	"github.com/rocketraft/rocketraft/internal/fakereplica"
+	"github.com/rocketraft/rocketraft/internal/proctest"
 	"github.com/rocketraft/rocketraft/nameserver"
 )
 
@@ -107,7 +106,7 @@ func startBenchTarget(t *testing.T, topic string, queues int32) string {
 	if err := rep.UpsertTopic(context.Background(), fsm.NewTopic(topic, queues, fsm.PermRead|fsm.PermWrite)); err != nil {
 		t.Fatal(err)
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePorts(t, 1)[0]))
+	addr := proctest.TestAddr(t)
 	b, err := broker.New(broker.Config{ClusterName: "c", BrokerName: "broker-a", ListenAddr: addr, ClientAddr: addr,
 		NamesrvAddrs: []string{ns.Addr()}, SelfID: "n0", Peers: []broker.Peer{{ID: "n0", ClientAddr: addr}}}, st, rep)
 	if err != nil {

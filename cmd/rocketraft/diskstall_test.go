@@ -10,6 +10,7 @@ import (
 
 	"github.com/rocketraft/rocketraft/broker/node"
 	"github.com/rocketraft/rocketraft/config"
+	"github.com/rocketraft/rocketraft/internal/proctest"
 )
 
 // nodeConfigOf is the node config a broker file with lines (properties, each
@@ -18,7 +19,7 @@ import (
 // `make run` group.
 func nodeConfigOf(t *testing.T, lines string) node.Config {
 	t.Helper()
-	conf := fmt.Sprintf("storePathRootDir=%s\nadminListen=\ndLegerPeers=n0-127.0.0.1:%d\ndLegerSelfId=n0\n%s", t.TempDir(), freePorts(t, 1)[0], lines)
+	conf := fmt.Sprintf("storePathRootDir=%s\nadminListen=\ndLegerPeers=n0-127.0.0.1:%d\ndLegerSelfId=n0\n%s", t.TempDir(), proctest.TestPorts(t, 1)[0], lines)
 	cfg, err := config.ParseBroker([]byte(conf), config.FormatProperties)
 	if err != nil {
 		t.Fatalf("%q: %v", lines, err)

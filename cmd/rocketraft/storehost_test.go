@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/rocketraft/rocketraft/config"
+	"github.com/rocketraft/rocketraft/internal/proctest"
 )
 
 // fakeLookup answers from a table and counts its calls.
@@ -90,7 +91,7 @@ func TestStoreHostSystemResolverLocalhost(t *testing.T) {
 // nodeConfig with host names everywhere: raft's configuration and this node's
 // advertised address keep the names, only STOREHOST is an IP.
 func TestNodeConfigKeepsHostNames(t *testing.T) {
-	ports := freePorts(t, 3)
+	ports := proctest.TestPorts(t, 3)
 	conf := fmt.Sprintf(`brokerIP1=localhost
 listenPort=10911
 storePathRootDir=%s

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"testing"
@@ -53,19 +52,6 @@ type testGroup struct {
 	raftSink *metrics.Metrics // the node whose registry ExportRaftInternals feeds
 }
 
-// freeAddr is a loopback address nothing listens on, from proctest's picker:
-// below the ephemeral range, so an outgoing connection's local end cannot take
-// it before the broker binds it, and with the port two below it (the broker's
-// VIP channel) free too.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ports, err := proctest.FreePorts(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
-}
-
 // startGroup starts the nameserver, the raft group (default timings: no
 // spurious elections on a loaded machine) and a broker per node, and waits
 // until a leader serves and every node registered.
@@ -89,7 +75,7 @@ func startGroup(t *testing.T) *testGroup {
 	addrs := make([]string, len(members))
 	var peers []broker.Peer
 	for i, mem := range members {
-		addrs[i] = freeAddr(t)
+		addrs[i] = proctest.TestAddr(t)
 		peers = append(peers, broker.Peer{ID: string(mem.ID), ClientAddr: addrs[i]})
 	}
 	for i, mem := range members {

@@ -205,7 +205,7 @@ func startProcessCluster(t *testing.T) *processCluster {
 			t.Fatalf("build: %v\n%s", err, out)
 		}
 	}
-	ports := freePorts(t, 10)
+	ports := proctest.TestPorts(t, 10)
 	pc := &processCluster{bin: bin, namesrv: fmt.Sprintf("127.0.0.1:%d", ports[0]),
 		clientAddr: map[string]string{}, raftAddr: map[string]string{}, httpAddr: map[string]string{},
 		tc: transport.NewClient(transport.ClientConfig{})}
@@ -331,18 +331,6 @@ func (pc *processCluster) invoke(ctx context.Context, t *testing.T, addr string,
 		t.Fatalf("%s to %s: %v %v", req.RequestCode(), addr, err, resp)
 	}
 	return resp
-}
-
-// freePorts picks n ports with proctest's picker: below the ephemeral range,
-// each with the port two below it (a broker's VIP channel) free and reserved,
-// so one node's VIP channel cannot land on another's admin port.
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	ports, err := proctest.FreePorts(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ports
 }
 
 func writeFile(t *testing.T, path, s string) {

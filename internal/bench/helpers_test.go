@@ -2,8 +2,6 @@ package bench
 
 import (
 	"context"
-	"net"
-	"strconv"
 	"testing"
 	"time"
 
@@ -41,7 +39,7 @@ func startBroker(t *testing.T, topics map[string]int32) *testBroker {
 			t.Fatal(err)
 		}
 	}
-	addr := freeAddr(t)
+	addr := proctest.TestAddr(t)
 	b, err := broker.New(broker.Config{ClusterName: "c", BrokerName: "broker-a", ListenAddr: addr, ClientAddr: addr,
 		NamesrvAddrs: []string{ns.Addr()}, SelfID: "n0", Peers: []broker.Peer{{ID: "n0", ClientAddr: addr}},
 		LongPollingEnable: true, AutoCreateTopicEnable: true}, st, rep)
@@ -56,19 +54,6 @@ func startBroker(t *testing.T, topics map[string]int32) *testBroker {
 		waitRoute(t, ns.Addr(), name)
 	}
 	return &testBroker{ns: ns.Addr(), st: st, rep: rep}
-}
-
-// freeAddr is a loopback address nothing listens on, from proctest's picker:
-// below the ephemeral range, so an outgoing connection's local end cannot take
-// it before the broker binds it, and with the port two below it (the broker's
-// VIP channel) free too.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ports, err := proctest.FreePorts(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 }
 
 // waitRoute waits until the nameserver serves a route for topic.

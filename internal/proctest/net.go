@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"strconv"
+	"testing"
 	"time"
 )
 
@@ -84,4 +86,22 @@ func WaitListening(ctx context.Context, addr string) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// TestPorts is FreePorts for a test that must name its ports before its
+// processes listen (config files, raft peers); it fails t if none are free.
+func TestPorts(t testing.TB, n int) []int {
+	t.Helper()
+	ports, err := FreePorts(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ports
+}
+
+// TestAddr is a loopback address from TestPorts, for an in-process broker: its
+// VIP channel's port (two below) is free too.
+func TestAddr(t testing.TB) string {
+	t.Helper()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(TestPorts(t, 1)[0]))
 }
