@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"slices"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -392,21 +393,19 @@ func (p *jsonScanner) str() (string, bool) {
 	}
 	start := p.i
 	if p.printable {
-		// One pass finds the closing quote or the first backslash, where a search
-		// for each walked an unescaped string twice. Header strings are short
-		// (keys, numbers, names); the difference is inside the noise of
-		// BenchmarkDecodeJSONHeader on our machines (docs/performance.md, ninth pass).
-		for i := start; i < len(p.b); i++ {
-			switch p.b[i] {
-			case '"':
-				p.i = i + 1
-				return p.s[start:i], true
-			case '\\':
-				p.i = i
-				return p.strEscaped(start)
-			}
+		// One pass finds the closing quote or the first backslash, eight bytes
+		// at a time: a send answer's ids decoded ~8 % faster than with a byte
+		// loop (docs/performance.md, thirtieth pass).
+		i := quoteOrBackslash(p.b, start)
+		switch {
+		case i == len(p.b):
+			return "", false
+		case p.b[i] == '"':
+			p.i = i + 1
+			return p.s[start:i], true
 		}
-		return "", false
+		p.i = i
+		return p.strEscaped(start)
 	}
 	for p.i < len(p.b) {
 		c := p.b[p.i]
@@ -516,6 +515,34 @@ func (p *jsonScanner) strEscaped(start int) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// quoteOrBackslash is the index of the first '"' or '\\' at or after i in b,
+// or len(b). It tests eight bytes at a time (a byte equal to c is one where
+// w^c has a zero byte, and the lowest such byte is found exactly), so the
+// values of a send answer (ids of 32 and 36 characters) take four or five
+// steps instead of one per byte. For printable ASCII only: a byte with its
+// high bit set could be taken for a match.
+func quoteOrBackslash(b []byte, i int) int {
+	const (
+		ones   = 0x0101010101010101
+		highs  = 0x8080808080808080
+		quotes = '"' * ones
+		slashs = '\\' * ones
+	)
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		q, s := w^quotes, w^slashs
+		if m := ((q-ones)&^q | (s-ones)&^s) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] == '"' || b[i] == '\\' {
+			return i
+		}
+	}
+	return len(b)
 }
 
 // closingQuote is the index of the first quote at or after i that no

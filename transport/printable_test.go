@@ -35,3 +35,44 @@ func TestPrintableASCIIAgreesWithTheByteLoop(t *testing.T) {
 		}
 	}
 }
+
+// TestQuoteOrBackslashAgreesWithTheByteLoop: the eight-bytes-at-a-time search
+// finds what a byte loop finds in printable buffers holding a quote, a
+// backslash, both or neither at every position, from every start, including
+// the neighbours of the two ('!', '#', '[', ']') that a wrong mask would take.
+func TestQuoteOrBackslashAgreesWithTheByteLoop(t *testing.T) {
+	naive := func(b []byte, i int) int {
+		for ; i < len(b); i++ {
+			if b[i] == '"' || b[i] == '\\' {
+				return i
+			}
+		}
+		return len(b)
+	}
+	near := []byte("!#[]")
+	r := rand.New(rand.NewPCG(3, 4))
+	for n := range 40 {
+		for pos := range n + 1 {
+			for _, marks := range [][]byte{nil, []byte(`"`), []byte(`\`), []byte(`\"`), []byte(`"\`)} {
+				b := make([]byte, n)
+				for i := range b {
+					if c := byte(0x20 + r.IntN(0x5F)); c != '"' && c != '\\' {
+						b[i] = c
+					} else {
+						b[i] = near[r.IntN(len(near))]
+					}
+				}
+				for k, m := range marks {
+					if pos+k*3 < n {
+						b[pos+k*3] = m
+					}
+				}
+				for start := range n + 1 {
+					if got, want := quoteOrBackslash(b, start), naive(b, start); got != want {
+						t.Fatalf("quoteOrBackslash(%q, %d) = %d, want %d", b, start, got, want)
+					}
+				}
+			}
+		}
+	}
+}

@@ -26,14 +26,19 @@ func (m *Metrics) Stage() route.Stage {
 	return func(next route.Handler) route.Handler {
 		return func(ctx context.Context, req *route.Request) (*transport.Command, error) {
 			req.Started()
-			req.After(func(resp *transport.Command, err error) (*transport.Command, error) {
-				resp = route.Respond(resp, err)
-				m.observeRequest(req.Command, resp, req.Elapsed())
-				return resp, nil
-			})
+			req.After((*requestObserver)(m))
 			return next(ctx, req)
 		}
 	}
+}
+
+// requestObserver is Metrics as the After that records each answer.
+type requestObserver Metrics
+
+func (o *requestObserver) After(req *route.Request, resp *transport.Command, err error) (*transport.Command, error) {
+	resp = route.Respond(resp, err)
+	(*Metrics)(o).observeRequest(req.Command, resp, req.Elapsed())
+	return resp, nil
 }
 
 // requestLabel names a request code; codes outside the known tables collapse to

@@ -57,7 +57,7 @@ func forwarderTo(t *testing.T, leader transport.Handler, leading bool) *Forwarde
 func recordingStage(name string, mu *sync.Mutex, trace *[]string) Stage {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, req *Request) (*transport.Command, error) {
-			req.After(func(resp *transport.Command, err error) (*transport.Command, error) {
+			req.After(AfterFunc(func(req *Request, resp *transport.Command, err error) (*transport.Command, error) {
 				mu.Lock()
 				*trace = append(*trace, fmt.Sprintf("%s deferred=%v err=%v", name, req.Deferred(), err))
 				mu.Unlock()
@@ -65,7 +65,7 @@ func recordingStage(name string, mu *sync.Mutex, trace *[]string) Stage {
 					resp.Remark += "<" + name
 				}
 				return resp, err
-			})
+			}))
 			return next(ctx, req)
 		}
 	}

@@ -60,16 +60,7 @@ func (f *Forwarder) Stage(next Handler) Handler {
 				}
 				return f.relay(ctx, req.Command)
 			}
-			// Leadership moved while the request ran: the new leader answers it.
-			req.After(func(resp *transport.Command, err error) (*transport.Command, error) {
-				if !errors.Is(err, replica.ErrNotLeader) {
-					return resp, err
-				}
-				if !req.Deferred() && !req.Inline() {
-					return f.relay(ctx, req.Command)
-				}
-				return f.relayLater(ctx, req) // not on the goroutine that answers
-			})
+			req.After((*relayOnLostLead)(f))
 			return next(ctx, req)
 		case LeaderOneway:
 			if !f.Leading() {
@@ -79,6 +70,21 @@ func (f *Forwarder) Stage(next Handler) Handler {
 		}
 		return next(ctx, req)
 	}
+}
+
+// relayOnLostLead is the Forwarder as the After of a leader's request:
+// leadership moved while the request ran, so the new leader answers it.
+type relayOnLostLead Forwarder
+
+func (l *relayOnLostLead) After(req *Request, resp *transport.Command, err error) (*transport.Command, error) {
+	if !errors.Is(err, replica.ErrNotLeader) {
+		return resp, err
+	}
+	f := (*Forwarder)(l)
+	if !req.Deferred() && !req.Inline() {
+		return f.relay(req.Context(), req.Command)
+	}
+	return f.relayLater(req.Context(), req) // not on the goroutine that answers
 }
 
 // leaderClientAddr returns the client address of the current leader, waiting up

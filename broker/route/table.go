@@ -105,6 +105,7 @@ func (t *Table) Serve(fwd Stage, stages ...Stage) *Chain {
 // and returns the response; transport.Deferred when req is answered later
 // (req.Answer sends that answer).
 func Call(ctx context.Context, h Handler, req *Request) *transport.Command {
+	req.ctx = ctx
 	resp, err := h(ctx, req)
 	if err == errDeferred {
 		return transport.Deferred

@@ -30,11 +30,17 @@ func (s *Stats) SendStage(leading func() bool) route.Stage {
 				return next(ctx, req)
 			}
 			req.Started()
-			req.After(func(resp *transport.Command, err error) (*transport.Command, error) {
-				s.ObserveSendResult(req.Elapsed(), err == nil && resp != nil && resp.ResponseCode() == transport.Success)
-				return resp, err
-			})
+			req.After((*sendObserver)(s))
 			return next(ctx, req)
 		}
 	}
+}
+
+// sendObserver is Stats as the After that times each send and counts the
+// failed ones.
+type sendObserver Stats
+
+func (o *sendObserver) After(req *route.Request, resp *transport.Command, err error) (*transport.Command, error) {
+	(*Stats)(o).ObserveSendResult(req.Elapsed(), err == nil && resp != nil && resp.ResponseCode() == transport.Success)
+	return resp, err
 }
