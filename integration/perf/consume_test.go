@@ -200,7 +200,11 @@ func consumeRound(bin string, rs remotingSystem, backlog int, live time.Duration
 	}
 	sent, got := lp[len(lp)-1], c.lines[len(c.lines)-1]
 	if got.Msgs < sent.Msgs {
-		return r, fmt.Errorf("live: %d acked, %d consumed", sent.Msgs, got.Msgs)
+		// Lost, or not consumed before the consumer's time ran out? The topic's
+		// queues tell: they hold every acknowledged message unless one was lost.
+		held, herr := topicHeld(bin, ns, "PerfLive")
+		return r, fmt.Errorf("live: %d acked, %d consumed; the topic holds %d (%v); consumed per second at the end: %v",
+			sent.Msgs, got.Msgs, held, herr, lastIntervals(c.lines, 12))
 	}
 	born, ok := got.Latency["born"]
 	if !ok {
@@ -216,22 +220,12 @@ func consumeRound(bin string, rs remotingSystem, backlog int, live time.Duration
 // reachable if retention has deleted nothing (a nearly full disk makes it
 // delete unexpired segments).
 func backlogIntact(bin, ns, topic string, acked int) error {
-	out, err := exec.Command(bin, "admin", "-n", ns, "-o", "json", "topic", "status", topic).Output()
+	queues, err := topicQueues(bin, ns, topic)
 	if err != nil {
-		return fmt.Errorf("topic status %s: %w", topic, err)
-	}
-	var doc struct {
-		Queues []struct {
-			QueueID   int32 `json:"queueId"`
-			MinOffset int64 `json:"minOffset"`
-			Messages  int64 `json:"messages"`
-		} `json:"queues"`
-	}
-	if err := json.Unmarshal(out, &doc); err != nil {
-		return fmt.Errorf("topic status %s: %w: %s", topic, err, out)
+		return err
 	}
 	var held int64
-	for _, q := range doc.Queues {
+	for _, q := range queues {
 		if q.MinOffset != 0 {
 			return fmt.Errorf("backlog %s queue %d starts at offset %d: retention deleted part of it (is the disk over diskMaxUsedSpaceRatio?)",
 				topic, q.QueueID, q.MinOffset)
@@ -242,6 +236,49 @@ func backlogIntact(bin, ns, topic string, acked int) error {
 		return fmt.Errorf("backlog %s holds %d messages, %d were acknowledged", topic, held, acked)
 	}
 	return nil
+}
+
+// queueStatus is one queue of `admin topic status -o json`.
+type queueStatus struct {
+	QueueID   int32 `json:"queueId"`
+	MinOffset int64 `json:"minOffset"`
+	Messages  int64 `json:"messages"`
+}
+
+// topicQueues reads the queues of topic from the running group.
+func topicQueues(bin, ns, topic string) ([]queueStatus, error) {
+	out, err := exec.Command(bin, "admin", "-n", ns, "-o", "json", "topic", "status", topic).Output()
+	if err != nil {
+		return nil, fmt.Errorf("topic status %s: %w", topic, err)
+	}
+	var doc struct {
+		Queues []queueStatus `json:"queues"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		return nil, fmt.Errorf("topic status %s: %w: %s", topic, err, out)
+	}
+	return doc.Queues, nil
+}
+
+// topicHeld is the number of messages the queues of topic hold.
+func topicHeld(bin, ns, topic string) (int64, error) {
+	queues, err := topicQueues(bin, ns, topic)
+	var held int64
+	for _, q := range queues {
+		held += q.Messages
+	}
+	return held, err
+}
+
+// lastIntervals is the message counts of the last n per-second lines.
+func lastIntervals(lines []benchLine, n int) []int64 {
+	var out []int64
+	for _, l := range lines {
+		if l.Type == "interval" {
+			out = append(out, l.Msgs)
+		}
+	}
+	return out[max(0, len(out)-n):]
 }
 
 // renderConsume is the Markdown report of TestConsumeTargets: medians and

@@ -35,7 +35,7 @@ while kill -0 $bench 2>/dev/null; do
 	sleep 10
 done
 wait $bench || { echo "memsoak: bench failed:" >&2; tail -5 "$dir/bench.log" >&2; exit 1; }
-grep -E '^summary' "$dir/bench.log" || tail -3 "$dir/bench.log"
+grep -E '^(summary|failed)' "$dir/bench.log" || tail -3 "$dir/bench.log"
 
 # Per broker: drop the first minute, then compare minutes 1-3 with the last two.
 awk '
