@@ -37,7 +37,10 @@ func TestKilledNodeReindexesKeys(t *testing.T) {
 	if _, err := c.waitLeader(60*time.Second, "", groupSize); err != nil {
 		t.Fatalf("n%d not listed again after its restart: %v", victim, err)
 	}
-	if !c.nodes[victim].LogContains("reindexed CommitLog above the index checkpoint") {
+	// Waited for, not read once: the nameserver may still list the killed
+	// incarnation when the restart begins, so the wait above can return before
+	// the new one has recovered (seen in CI).
+	if !c.nodes[victim].WaitLog("reindexed CommitLog above the index checkpoint", 30*time.Second) {
 		t.Errorf("n%d's log does not show the reindex at start: the test did not exercise it", victim)
 	}
 	addr := c.clientAddrs[victim]
