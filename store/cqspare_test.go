@@ -11,22 +11,6 @@ import (
 	"time"
 )
 
-// newEightEntryQueue is queue T/0 of fresh ConsumeQueues with 8 entries a file,
-// closed when the test ends.
-func newEightEntryQueue(t *testing.T) *consumeQueue {
-	t.Helper()
-	c, err := newConsumeQueues(t.TempDir(), 8, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.close)
-	q, err := c.getOrCreate("T", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return q
-}
-
 // spareOf waits until q has a spare and returns it.
 func spareOf(t *testing.T, q *consumeQueue) *mappedFile {
 	t.Helper()
@@ -59,7 +43,7 @@ func allocatedBytes(t *testing.T, path string) int64 {
 // sparse, once its last file is three quarters written, and the roll-over takes
 // that very file, with its blocks reserved; entries on both sides read back.
 func TestSpareMadeAtThreeQuartersAndTakenAtRollOver(t *testing.T) {
-	q := newEightEntryQueue(t)
+	q := openTestQueue(t, 8)
 	put := func(qo int) {
 		t.Helper()
 		if err := q.put(QueueOffset(qo), cqEntry{phys: PhysicalOffset(1000 * (qo + 1)), size: 100, tagsCode: int64(qo)}); err != nil {
@@ -108,7 +92,7 @@ func TestSpareMadeAtThreeQuartersAndTakenAtRollOver(t *testing.T) {
 // needs (the queue was cut back after it was made) is removed, and the file is
 // created where the queue needs it.
 func TestSpareOfAnotherStartIsDropped(t *testing.T) {
-	q := newEightEntryQueue(t)
+	q := openTestQueue(t, 8)
 	for qo := range 6 {
 		if err := q.put(QueueOffset(qo), cqEntry{phys: PhysicalOffset(100 * (qo + 1)), size: 10}); err != nil {
 			t.Fatal(err)
