@@ -46,6 +46,7 @@ func TestBenchHelpNamesOnlyExistingFlags(t *testing.T) {
 	for name, flags := range map[string][]string{
 		"produce": {"rate", "tag", "key-prefix", "delay-level", "property-size", "transaction", "csv", "json", "duration"},
 		"consume": {"duration", "tag", "csv", "json", "timeout"},
+		"disk":    {"dir", "size", "count", "duration", "json"},
 	} {
 		for _, f := range flags {
 			if cmds[name].Flags().Lookup(f) == nil {
@@ -178,5 +179,34 @@ func TestBenchProduceFlagsReachTheRun(t *testing.T) {
 	if last.Type != "summary" || last.Msgs != 200 || last.Run == nil || last.Run.Rate != 200 || last.Run.Tag != "cli" ||
 		last.Run.PropertySize != 10 || last.Run.Producers != 2 || last.Run.Group != "rocketraft_bench_producer" || lines-1 != len(rows)-2 {
 		t.Fatalf("JSON summary %+v after %d lines (CSV %d rows)", last, lines, len(rows))
+	}
+}
+
+// bench disk from the command line: its JSON file holds the probe's result.
+func TestBenchDiskWritesItsResult(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(t.TempDir(), "disk.json")
+	root := newRootCommand()
+	root.SetArgs([]string{"bench", "disk", "--dir", dir, "--count", "20", "--size", "8192", "--json", out})
+	root.SetOut(&strings.Builder{})
+	root.SetErr(&strings.Builder{})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line bench.DiskJSON
+	if err := json.Unmarshal(b, &line); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	if line.Appends != 20 || line.Size != 8192 || line.Dir != dir || line.Append.Count != 20 {
+		t.Errorf("JSON %+v: want 20 appends of 8192 bytes in %s", line, dir)
+	}
+	root = newRootCommand()
+	root.SetArgs([]string{"bench", "disk", "--dir", dir, "--size", "1"})
+	if err := root.Execute(); err == nil || !strings.Contains(err.Error(), "--size 1: must be") {
+		t.Errorf("--size 1: error %v", err)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rocketraft/rocketraft/internal/bench"
 )
 
 // workload is one row of the comparison; bench holds `rocketraft bench
@@ -123,7 +125,15 @@ func TestBenchCompare(t *testing.T) {
 		t.Logf("round %d %-18s %-7s %8.0f msgs/s  p50 %6.2f ms  p99 %7.2f ms  server %.2f s  client %.2f s  errors %d",
 			r.Round, r.System, r.Workload, r.MsgsPerSec, r.P50Ms, r.P99Ms, r.ServerCPUSec, r.ClientCPUSec, r.Errors)
 	}
+	var disks []diskRound
 	for round := 1; round <= s.rounds; round++ {
+		d, err := probeDisk(s.bin, t.TempDir(), round)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		disks = append(disks, d)
+		t.Logf("round %d disk: 4 KiB appends p50 %.2f ms p99 %.2f ms, 128 KiB appends p50 %.2f ms p99 %.2f ms",
+			round, d.Small.P50Ms, d.Small.P99Ms, d.Large.P50Ms, d.Large.P99Ms)
 		for _, sys := range rotated(s.systems, round) {
 			dir := t.TempDir()
 			if strings.HasPrefix(sys, "jetstream") {
@@ -162,7 +172,7 @@ func TestBenchCompare(t *testing.T) {
 			removeRunDir(t, dir)
 		}
 	}
-	report := render(s, results)
+	report := render(s, results, disks)
 	t.Log("\n" + report)
 	if s.out != "" {
 		if err := os.WriteFile(s.out, []byte(report), 0o644); err != nil {
@@ -318,7 +328,7 @@ func tails(dir string) string {
 // render is the Markdown report: per workload and system the median and range
 // over rounds, CPU per 100k messages, and rocketraft's ratio of medians against
 // each peer.
-func render(s settings, rs []result) string {
+func render(s settings, rs []result, disks []diskRound) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d rounds, N=%d per run, 1 KiB bodies, %s; systems started fresh each round in rotated order.\n\n",
 		s.rounds, s.n, time.Now().UTC().Format("2006-01-02"))
@@ -368,7 +378,41 @@ func render(s settings, rs []result) string {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString("\nThe disk at each round's start, before any system ran (`rocketraft bench disk`: pwrite + fdatasync into a fallocated file, one at a time; every acknowledged send waits for such appends):\n\n")
+	b.WriteString("| round | 4 KiB appends p50 / p99 ms | 128 KiB appends p50 / p99 ms |\n|---|---|---|\n")
+	for _, d := range disks {
+		fmt.Fprintf(&b, "| %d | %.2f / %.2f | %.2f / %.2f |\n", d.Round, d.Small.P50Ms, d.Small.P99Ms, d.Large.P50Ms, d.Large.P99Ms)
+	}
 	return b.String()
+}
+
+// diskRound is the disk probe at a round's start: small appends (a sync
+// producer's entry) and large ones (an entry under an async window).
+type diskRound struct {
+	Round        int
+	Small, Large bench.JSONStats
+}
+
+// probeDisk runs `rocketraft bench disk` in dir twice: 500 appends of 4 KiB
+// and 200 of 128 KiB (about a second each on the disks we use).
+func probeDisk(bin, dir string, round int) (diskRound, error) {
+	d := diskRound{Round: round}
+	for _, p := range []struct {
+		size, count int
+		into        *bench.JSONStats
+	}{{4 << 10, 500, &d.Small}, {128 << 10, 200, &d.Large}} {
+		out, err := exec.Command(bin, "bench", "disk", "--dir", dir, "--size", strconv.Itoa(p.size),
+			"--count", strconv.Itoa(p.count), "--json", "-").Output()
+		if err != nil {
+			return d, fmt.Errorf("bench disk: %v", err)
+		}
+		var line bench.DiskJSON
+		if err := json.Unmarshal(out, &line); err != nil || line.Appends != int64(p.count) {
+			return d, fmt.Errorf("bench disk printed %q (%v), want a line of %d appends", out, err, p.count)
+		}
+		*p.into = line.Append
+	}
+	return d, nil
 }
 
 func median(v []float64) float64 {

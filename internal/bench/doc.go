@@ -1,8 +1,10 @@
 // Package bench drives a running cluster and measures it: `rocketraft bench
 // produce` (the project's native remoting client or the official
 // rocketmq-client-go) and `rocketraft bench consume` (the rocketmq-go push
-// consumer). cmd/rocketraft's `bench` subcommand only parses flags into
-// ProduceOptions and ConsumeOptions.
+// consumer). `rocketraft bench disk` measures the floor under both, a
+// directory's durable-append latency (disk.go). cmd/rocketraft's `bench`
+// subcommand only parses flags into ProduceOptions, ConsumeOptions and
+// DiskOptions.
 //
 // # What a run reports
 //
@@ -47,6 +49,7 @@
 //	produce_go.go the rocketmq-go producer and transaction producer
 //	produce.go    Produce
 //	consume.go    Consume
+//	disk.go       Disk: pwrite + fdatasync latency of a directory
 //
 // # Usage
 //

@@ -140,10 +140,14 @@ func newJSONSink(w io.Writer, series []Series, run RunInfo) *jsonSink {
 func (s *jsonSink) latency(lat []Stats) map[string]JSONStats {
 	out := make(map[string]JSONStats, len(lat))
 	for i, st := range lat {
-		out[s.series[i].Name] = JSONStats{Count: st.Count, P50Ms: ms(st.P50), P90Ms: ms(st.P90), P99Ms: ms(st.P99),
-			P999Ms: ms(st.P999), MaxMs: ms(st.Max), MeanMs: ms(st.Mean)}
+		out[s.series[i].Name] = jsonStatsOf(st)
 	}
 	return out
+}
+
+func jsonStatsOf(st Stats) JSONStats {
+	return JSONStats{Count: st.Count, P50Ms: ms(st.P50), P90Ms: ms(st.P90), P99Ms: ms(st.P99),
+		P999Ms: ms(st.P999), MaxMs: ms(st.Max), MeanMs: ms(st.Mean)}
 }
 
 func (s *jsonSink) interval(iv Interval) error {

@@ -1,0 +1,201 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Why a disk probe: every acknowledged send waits for an fdatasync on the
+// leader and on a follower (design.md §2), so a node's send latency has the
+// disk's durable-append latency under it, and no broker change moves that
+// floor. On the shared VMs we measure on, that floor moved threefold from one
+// hour to the next (docs/performance.md, thirty-first pass), with the broker
+// unchanged. `rocketraft bench disk` measures it the way the raft log pays it:
+// pwrite into a segment whose blocks are reserved with fallocate and never
+// written, then fdatasync, one append at a time. The compare harness runs it at
+// the start of every round, so a report says how fast the disk was while its
+// numbers were taken.
+
+// Disk probe bounds. A segment is rolled over like the raft log's (a new file
+// with unwritten blocks) so a long probe never holds more than diskSegment
+// bytes of disk.
+const (
+	diskSegment    = 64 << 20
+	DiskMinSize    = 512
+	DiskMaxSize    = 16 << 20
+	diskFilePrefix = ".rocketraft-disk-probe-"
+)
+
+// DiskOptions configures a disk probe.
+type DiskOptions struct {
+	Dir      string        // the directory measured; the probe's file is made in it and removed
+	Size     int           // bytes per append, DiskMinSize to DiskMaxSize
+	Count    int           // appends; 0 = run for Duration
+	Duration time.Duration // used when Count is 0
+	Out      io.Writer     // the summary text; nil = none
+	JSON     io.Writer     // one JSON line with the result; nil = none
+}
+
+// DiskResult is what a disk probe measured.
+type DiskResult struct {
+	Appends int64
+	Bytes   int64
+	Elapsed time.Duration
+	Append  Stats // one pwrite and its fdatasync
+	Sync    Stats // the fdatasync alone
+}
+
+// AppendsPerSec is the rate of durable appends, one at a time.
+func (r DiskResult) AppendsPerSec() float64 { return perSec(r.Appends, r.Elapsed) }
+
+func (o DiskOptions) check() error {
+	if o.Dir == "" {
+		return errors.New("bench disk: --dir is empty: name the directory to measure (the broker's storePathRootDir)")
+	}
+	if o.Size < DiskMinSize || o.Size > DiskMaxSize {
+		return fmt.Errorf("bench disk: --size %d: must be %d to %d bytes", o.Size, DiskMinSize, DiskMaxSize)
+	}
+	if o.Count < 0 {
+		return fmt.Errorf("bench disk: --count %d: must be 0 (run for --duration) or more", o.Count)
+	}
+	if o.Count == 0 && o.Duration <= 0 {
+		return fmt.Errorf("bench disk: --duration %s: must be positive when --count is 0", o.Duration)
+	}
+	return nil
+}
+
+// Disk measures Dir's durable-append latency: Size-byte pwrites at increasing
+// offsets of a fallocated file, each followed by fdatasync, until Count appends
+// are done, Duration has passed or ctx ends. The file is removed on return.
+func Disk(ctx context.Context, o DiskOptions) (DiskResult, error) {
+	if err := o.check(); err != nil {
+		return DiskResult{}, err
+	}
+	seg := &diskSegmentFile{dir: o.Dir, size: diskSegment}
+	defer seg.close()
+	buf := make([]byte, o.Size)
+	for i := range buf {
+		buf[i] = byte(i*7 + 1) // not zeros: a compressing or deduplicating layer must not skip them
+	}
+	appends, syncs := newHistogram(), newHistogram()
+	var res DiskResult
+	start := time.Now()
+	deadline := start.Add(o.Duration)
+	for n := 0; o.Count == 0 || n < o.Count; n++ {
+		if ctx.Err() != nil || (o.Count == 0 && !time.Now().Before(deadline)) {
+			break
+		}
+		f, off, err := seg.next(o.Size)
+		if err != nil {
+			return res, err
+		}
+		t0 := time.Now()
+		if _, err := f.WriteAt(buf, off); err != nil {
+			return res, fmt.Errorf("bench disk: write %s: %w", f.Name(), err)
+		}
+		t1 := time.Now()
+		if err := unix.Fdatasync(int(f.Fd())); err != nil {
+			return res, fmt.Errorf("bench disk: fdatasync %s: %w", f.Name(), err)
+		}
+		t2 := time.Now()
+		v, _ := histValue(t2.Sub(t0))
+		appends.RecordValue(v) //nolint:errcheck // histValue keeps v in range
+		v, _ = histValue(t2.Sub(t1))
+		syncs.RecordValue(v) //nolint:errcheck // as above
+		res.Appends++
+		res.Bytes += int64(o.Size)
+	}
+	res.Elapsed = time.Since(start)
+	res.Append, res.Sync = statsOf(appends), statsOf(syncs)
+	if o.Out != nil {
+		writeDiskSummary(o.Out, o, res)
+	}
+	if o.JSON != nil {
+		if err := writeDiskJSON(o.JSON, o, res); err != nil {
+			return res, fmt.Errorf("bench disk: write results: %w", err)
+		}
+	}
+	return res, nil
+}
+
+// diskSegmentFile is the probe's current file and the next offset in it.
+type diskSegmentFile struct {
+	dir  string
+	size int64 // bytes per file: diskSegment
+	f    *os.File
+	off  int64
+}
+
+// next returns where the next size-byte append goes, rolling to a fresh
+// fallocated file when the current one is full.
+func (s *diskSegmentFile) next(size int) (*os.File, int64, error) {
+	if s.f != nil && s.off+int64(size) <= s.size {
+		off := s.off
+		s.off += int64(size)
+		return s.f, off, nil
+	}
+	s.close()
+	f, err := os.CreateTemp(s.dir, diskFilePrefix+"*")
+	if err != nil {
+		return nil, 0, fmt.Errorf("bench disk: %w", err)
+	}
+	s.f, s.off = f, int64(size)
+	if err := unix.Fallocate(int(f.Fd()), 0, 0, max(s.size, int64(size))); err != nil {
+		return nil, 0, fmt.Errorf("bench disk: fallocate %s: %w", f.Name(), err)
+	}
+	if err := f.Sync(); err != nil { // the allocation is not what the appends measure
+		return nil, 0, fmt.Errorf("bench disk: fsync %s: %w", f.Name(), err)
+	}
+	return f, 0, nil
+}
+
+func (s *diskSegmentFile) close() {
+	if s.f == nil {
+		return
+	}
+	_ = s.f.Close()
+	_ = os.Remove(s.f.Name())
+	s.f = nil
+}
+
+func writeDiskSummary(w io.Writer, o DiskOptions, r DiskResult) {
+	fmt.Fprintf(w, "disk: %d appends of %d bytes, each pwrite + fdatasync, in %s: %.0f appends/s\n",
+		r.Appends, o.Size, round(r.Elapsed), r.AppendsPerSec())
+	for _, s := range []struct {
+		name string
+		st   Stats
+	}{{"append", r.Append}, {"fdatasync", r.Sync}} {
+		fmt.Fprintf(w, "  %-9s p50 %s  p90 %s  p99 %s  max %s\n", s.name,
+			round(s.st.P50), round(s.st.P90), round(s.st.P99), round(s.st.Max))
+	}
+}
+
+// DiskJSON is the JSON line of a disk probe.
+type DiskJSON struct {
+	Type          string    `json:"type"` // "disk"
+	Dir           string    `json:"dir"`
+	Size          int       `json:"size"`
+	Appends       int64     `json:"appends"`
+	ElapsedS      float64   `json:"elapsed_s"`
+	AppendsPerSec float64   `json:"appends_per_s"`
+	Append        JSONStats `json:"append"`
+	Sync          JSONStats `json:"fdatasync"`
+}
+
+func writeDiskJSON(w io.Writer, o DiskOptions, r DiskResult) error {
+	b, err := json.Marshal(DiskJSON{Type: "disk", Dir: o.Dir, Size: o.Size, Appends: r.Appends,
+		ElapsedS: r.Elapsed.Seconds(), AppendsPerSec: r.AppendsPerSec(),
+		Append: jsonStatsOf(r.Append), Sync: jsonStatsOf(r.Sync)})
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
