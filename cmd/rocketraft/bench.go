@@ -163,6 +163,7 @@ func newBenchDiskCommand() *cobra.Command {
 	f.IntVar(&o.Size, "size", 4096, fmt.Sprintf("bytes per append, %d to %d (a one-message raft entry is about 1.2 KiB; entries under load are 64-256 KiB)", bench.DiskMinSize, bench.DiskMaxSize))
 	f.IntVar(&o.Count, "count", 1000, "appends (0 = run for --duration)")
 	f.DurationVar(&o.Duration, "duration", 10*time.Second, "run time when --count is 0")
+	f.IntVar(&o.Parallel, "parallel", 1, fmt.Sprintf("appenders at once, 1 to %d, each on a file of its own (3: the nodes of a group that share one disk)", bench.DiskMaxParallel))
 	f.StringVar(&jsonPath, "json", "", "also write one JSON line with the result to this file ('-' = stdout; the text then goes to stderr)")
 	return c
 }

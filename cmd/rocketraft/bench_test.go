@@ -46,7 +46,7 @@ func TestBenchHelpNamesOnlyExistingFlags(t *testing.T) {
 	for name, flags := range map[string][]string{
 		"produce": {"rate", "tag", "key-prefix", "delay-level", "property-size", "transaction", "csv", "json", "duration"},
 		"consume": {"duration", "tag", "csv", "json", "timeout"},
-		"disk":    {"dir", "size", "count", "duration", "json"},
+		"disk":    {"dir", "size", "count", "duration", "parallel", "json"},
 	} {
 		for _, f := range flags {
 			if cmds[name].Flags().Lookup(f) == nil {

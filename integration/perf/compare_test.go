@@ -132,8 +132,8 @@ func TestBenchCompare(t *testing.T) {
 			t.Fatalf("round %d: %v", round, err)
 		}
 		disks = append(disks, d)
-		t.Logf("round %d disk: 4 KiB appends p50 %.2f ms p99 %.2f ms, 128 KiB appends p50 %.2f ms p99 %.2f ms",
-			round, d.Small.P50Ms, d.Small.P99Ms, d.Large.P50Ms, d.Large.P99Ms)
+		t.Logf("round %d disk: 4 KiB appends p50 %.2f ms p99 %.2f ms, 128 KiB p50 %.2f ms p99 %.2f ms, 4 KiB × 3 at once p50 %.2f ms p99 %.2f ms",
+			round, d.Small.P50Ms, d.Small.P99Ms, d.Large.P50Ms, d.Large.P99Ms, d.Shared.P50Ms, d.Shared.P99Ms)
 		for _, sys := range rotated(s.systems, round) {
 			dir := t.TempDir()
 			if strings.HasPrefix(sys, "jetstream") {
@@ -379,9 +379,10 @@ func render(s settings, rs []result, disks []diskRound) string {
 		b.WriteString("\n")
 	}
 	b.WriteString("\nThe disk at each round's start, before any system ran (`rocketraft bench disk`: pwrite + fdatasync into a fallocated file, one at a time; every acknowledged send waits for such appends):\n\n")
-	b.WriteString("| round | 4 KiB appends p50 / p99 ms | 128 KiB appends p50 / p99 ms |\n|---|---|---|\n")
+	b.WriteString("| round | 4 KiB appends p50 / p99 ms | 128 KiB appends p50 / p99 ms | 4 KiB, 3 appenders at once, p50 / p99 ms |\n|---|---|---|---|\n")
 	for _, d := range disks {
-		fmt.Fprintf(&b, "| %d | %.2f / %.2f | %.2f / %.2f |\n", d.Round, d.Small.P50Ms, d.Small.P99Ms, d.Large.P50Ms, d.Large.P99Ms)
+		fmt.Fprintf(&b, "| %d | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f |\n", d.Round, d.Small.P50Ms, d.Small.P99Ms,
+			d.Large.P50Ms, d.Large.P99Ms, d.Shared.P50Ms, d.Shared.P99Ms)
 	}
 	return b.String()
 }
@@ -391,18 +392,22 @@ func render(s settings, rs []result, disks []diskRound) string {
 type diskRound struct {
 	Round        int
 	Small, Large bench.JSONStats
+	// Shared is three 4 KiB appenders at once: the three nodes of a group on
+	// this one disk.
+	Shared bench.JSONStats
 }
 
-// probeDisk runs `rocketraft bench disk` in dir twice: 500 appends of 4 KiB
-// and 200 of 128 KiB (about a second each on the disks we use).
+// probeDisk runs `rocketraft bench disk` in dir three times: 500 appends of
+// 4 KiB, 200 of 128 KiB, and 600 of 4 KiB by three appenders at once (under a
+// second each on the disks we use).
 func probeDisk(bin, dir string, round int) (diskRound, error) {
 	d := diskRound{Round: round}
 	for _, p := range []struct {
-		size, count int
-		into        *bench.JSONStats
-	}{{4 << 10, 500, &d.Small}, {128 << 10, 200, &d.Large}} {
+		size, count, parallel int
+		into                  *bench.JSONStats
+	}{{4 << 10, 500, 1, &d.Small}, {128 << 10, 200, 1, &d.Large}, {4 << 10, 600, 3, &d.Shared}} {
 		out, err := exec.Command(bin, "bench", "disk", "--dir", dir, "--size", strconv.Itoa(p.size),
-			"--count", strconv.Itoa(p.count), "--json", "-").Output()
+			"--count", strconv.Itoa(p.count), "--parallel", strconv.Itoa(p.parallel), "--json", "-").Output()
 		if err != nil {
 			return d, fmt.Errorf("bench disk: %v", err)
 		}

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
 )
 
@@ -27,10 +30,12 @@ import (
 // with unwritten blocks) so a long probe never holds more than diskSegment
 // bytes of disk.
 const (
-	diskSegment    = 64 << 20
-	DiskMinSize    = 512
-	DiskMaxSize    = 16 << 20
-	diskFilePrefix = ".rocketraft-disk-probe-"
+	diskSegment = 64 << 20
+	DiskMinSize = 512
+	DiskMaxSize = 16 << 20
+	// DiskMaxParallel bounds --parallel: each appender holds a 64 MiB file.
+	DiskMaxParallel = 64
+	diskFilePrefix  = ".rocketraft-disk-probe-"
 )
 
 // DiskOptions configures a disk probe.
@@ -39,6 +44,7 @@ type DiskOptions struct {
 	Size     int           // bytes per append, DiskMinSize to DiskMaxSize
 	Count    int           // appends; 0 = run for Duration
 	Duration time.Duration // used when Count is 0
+	Parallel int           // appenders at once, each on its own file; 0 = 1
 	Out      io.Writer     // the summary text; nil = none
 	JSON     io.Writer     // one JSON line with the result; nil = none
 }
@@ -62,6 +68,9 @@ func (o DiskOptions) check() error {
 	if o.Size < DiskMinSize || o.Size > DiskMaxSize {
 		return fmt.Errorf("bench disk: --size %d: must be %d to %d bytes", o.Size, DiskMinSize, DiskMaxSize)
 	}
+	if o.Parallel < 0 || o.Parallel > DiskMaxParallel {
+		return fmt.Errorf("bench disk: --parallel %d: must be 1 to %d", o.Parallel, DiskMaxParallel)
+	}
 	if o.Count < 0 {
 		return fmt.Errorf("bench disk: --count %d: must be 0 (run for --duration) or more", o.Count)
 	}
@@ -73,47 +82,51 @@ func (o DiskOptions) check() error {
 
 // Disk measures Dir's durable-append latency: Size-byte pwrites at increasing
 // offsets of a fallocated file, each followed by fdatasync, until Count appends
-// are done, Duration has passed or ctx ends. The file is removed on return.
+// are done, Duration has passed or ctx ends. Parallel appenders do this at
+// once, each on a file of its own, as the nodes of a group sharing one disk
+// do; Count is over all of them. The files are removed on return.
 func Disk(ctx context.Context, o DiskOptions) (DiskResult, error) {
 	if err := o.check(); err != nil {
 		return DiskResult{}, err
 	}
-	seg := &diskSegmentFile{dir: o.Dir, size: diskSegment}
-	defer seg.close()
 	buf := make([]byte, o.Size)
 	for i := range buf {
 		buf[i] = byte(i*7 + 1) // not zeros: a compressing or deduplicating layer must not skip them
 	}
-	appends, syncs := newHistogram(), newHistogram()
-	var res DiskResult
+	var taken atomic.Int64 // appends handed out, for Count
+	take := func() bool { return o.Count == 0 || taken.Add(1) <= int64(o.Count) }
 	start := time.Now()
 	deadline := start.Add(o.Duration)
-	for n := 0; o.Count == 0 || n < o.Count; n++ {
-		if ctx.Err() != nil || (o.Count == 0 && !time.Now().Before(deadline)) {
-			break
-		}
-		f, off, err := seg.next(o.Size)
-		if err != nil {
-			return res, err
-		}
-		t0 := time.Now()
-		if _, err := f.WriteAt(buf, off); err != nil {
-			return res, fmt.Errorf("bench disk: write %s: %w", f.Name(), err)
-		}
-		t1 := time.Now()
-		if err := unix.Fdatasync(int(f.Fd())); err != nil {
-			return res, fmt.Errorf("bench disk: fdatasync %s: %w", f.Name(), err)
-		}
-		t2 := time.Now()
-		v, _ := histValue(t2.Sub(t0))
-		appends.RecordValue(v) //nolint:errcheck // histValue keeps v in range
-		v, _ = histValue(t2.Sub(t1))
-		syncs.RecordValue(v) //nolint:errcheck // as above
-		res.Appends++
-		res.Bytes += int64(o.Size)
+	if o.Count > 0 {
+		deadline = time.Time{}
 	}
-	res.Elapsed = time.Since(start)
+	workers := make([]diskAppender, max(o.Parallel, 1))
+	var wg sync.WaitGroup
+	for i := range workers {
+		w := &workers[i]
+		w.appends, w.syncs = newHistogram(), newHistogram()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.err = w.run(ctx, o.Dir, buf, deadline, take)
+		}()
+	}
+	wg.Wait()
+	res := DiskResult{Elapsed: time.Since(start)}
+	appends, syncs := newHistogram(), newHistogram()
+	var errs []error
+	for i := range workers {
+		w := &workers[i]
+		res.Appends += w.n
+		appends.Merge(w.appends)
+		syncs.Merge(w.syncs)
+		errs = append(errs, w.err)
+	}
+	res.Bytes = res.Appends * int64(o.Size)
 	res.Append, res.Sync = statsOf(appends), statsOf(syncs)
+	if err := errors.Join(errs...); err != nil {
+		return res, err
+	}
 	if o.Out != nil {
 		writeDiskSummary(o.Out, o, res)
 	}
@@ -123,6 +136,40 @@ func Disk(ctx context.Context, o DiskOptions) (DiskResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// diskAppender is one appender of a probe, with its own file and histograms.
+type diskAppender struct {
+	appends, syncs *hdrhistogram.Histogram
+	n              int64
+	err            error
+}
+
+// run appends buf until take says no, deadline (unless zero) passes or ctx ends.
+func (w *diskAppender) run(ctx context.Context, dir string, buf []byte, deadline time.Time, take func() bool) error {
+	seg := &diskSegmentFile{dir: dir, size: diskSegment}
+	defer seg.close()
+	for ctx.Err() == nil && (deadline.IsZero() || time.Now().Before(deadline)) && take() {
+		f, off, err := seg.next(len(buf))
+		if err != nil {
+			return err
+		}
+		t0 := time.Now()
+		if _, err := f.WriteAt(buf, off); err != nil {
+			return fmt.Errorf("bench disk: write %s: %w", f.Name(), err)
+		}
+		t1 := time.Now()
+		if err := unix.Fdatasync(int(f.Fd())); err != nil {
+			return fmt.Errorf("bench disk: fdatasync %s: %w", f.Name(), err)
+		}
+		t2 := time.Now()
+		v, _ := histValue(t2.Sub(t0))
+		w.appends.RecordValue(v) //nolint:errcheck // histValue keeps v in range
+		v, _ = histValue(t2.Sub(t1))
+		w.syncs.RecordValue(v) //nolint:errcheck // as above
+		w.n++
+	}
+	return nil
 }
 
 // diskSegmentFile is the probe's current file and the next offset in it.
@@ -166,8 +213,8 @@ func (s *diskSegmentFile) close() {
 }
 
 func writeDiskSummary(w io.Writer, o DiskOptions, r DiskResult) {
-	fmt.Fprintf(w, "disk: %d appends of %d bytes, each pwrite + fdatasync, in %s: %.0f appends/s\n",
-		r.Appends, o.Size, round(r.Elapsed), r.AppendsPerSec())
+	fmt.Fprintf(w, "disk: %d appends of %d bytes, each pwrite + fdatasync, %d at a time, in %s: %.0f appends/s\n",
+		r.Appends, o.Size, max(o.Parallel, 1), round(r.Elapsed), r.AppendsPerSec())
 	for _, s := range []struct {
 		name string
 		st   Stats
@@ -182,6 +229,7 @@ type DiskJSON struct {
 	Type          string    `json:"type"` // "disk"
 	Dir           string    `json:"dir"`
 	Size          int       `json:"size"`
+	Parallel      int       `json:"parallel"`
 	Appends       int64     `json:"appends"`
 	ElapsedS      float64   `json:"elapsed_s"`
 	AppendsPerSec float64   `json:"appends_per_s"`
@@ -190,7 +238,7 @@ type DiskJSON struct {
 }
 
 func writeDiskJSON(w io.Writer, o DiskOptions, r DiskResult) error {
-	b, err := json.Marshal(DiskJSON{Type: "disk", Dir: o.Dir, Size: o.Size, Appends: r.Appends,
+	b, err := json.Marshal(DiskJSON{Type: "disk", Dir: o.Dir, Size: o.Size, Parallel: max(o.Parallel, 1), Appends: r.Appends,
 		ElapsedS: r.Elapsed.Seconds(), AppendsPerSec: r.AppendsPerSec(),
 		Append: jsonStatsOf(r.Append), Sync: jsonStatsOf(r.Sync)})
 	if err != nil {

@@ -40,6 +40,25 @@ func TestDiskProbeMeasuresEachAppendAndRemovesItsFile(t *testing.T) {
 	}
 }
 
+func TestDiskProbeSharesItsCountAmongParallelAppenders(t *testing.T) {
+	dir := t.TempDir()
+	var js bytes.Buffer
+	r, err := Disk(context.Background(), DiskOptions{Dir: dir, Size: 4096, Count: 31, Parallel: 3, JSON: &js})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Appends != 31 || r.Append.Count != 31 || r.Sync.Count != 31 {
+		t.Errorf("result %+v: want 31 appends over the 3 appenders, each sampled", r)
+	}
+	var line DiskJSON
+	if err := json.Unmarshal(js.Bytes(), &line); err != nil || line.Parallel != 3 {
+		t.Errorf("JSON line %q (%v): want parallel 3", js.String(), err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("the appenders left %d files", len(left))
+	}
+}
+
 func TestDiskProbeRollsToAFreshFileWhenOneIsFull(t *testing.T) {
 	dir := t.TempDir()
 	seg := &diskSegmentFile{dir: dir, size: 3 * 4096}
@@ -86,6 +105,7 @@ func TestDiskProbeRejectsBadOptions(t *testing.T) {
 		{DiskOptions{Dir: ".", Size: 100, Count: 1}, "--size 100: must be 512 to 16777216 bytes"},
 		{DiskOptions{Dir: ".", Size: 32 << 20, Count: 1}, "--size 33554432"},
 		{DiskOptions{Dir: ".", Size: 4096, Count: -1}, "--count -1"},
+		{DiskOptions{Dir: ".", Size: 4096, Count: 1, Parallel: 65}, "--parallel 65: must be 1 to 64"},
 		{DiskOptions{Dir: ".", Size: 4096}, "--duration 0s: must be positive when --count is 0"},
 		{DiskOptions{Dir: "/no/such/dir", Size: 4096, Count: 1}, "/no/such/dir"},
 	} {
