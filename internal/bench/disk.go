@@ -18,12 +18,14 @@ import (
 // Why a disk probe: every acknowledged send waits for an fdatasync on the
 // leader and on a follower (design.md §2), so a node's send latency has the
 // disk's durable-append latency under it, and no broker change moves that
-// floor. On the shared VMs we measure on, that floor moved threefold from one
-// hour to the next (docs/performance.md, thirty-first pass), with the broker
-// unchanged. `rocketraft bench disk` measures it the way the raft log pays it:
-// pwrite into a segment whose blocks are reserved with fallocate and never
-// written, then fdatasync, one append at a time. The compare harness runs it at
-// the start of every round, so a report says how fast the disk was while its
+// floor. On the shared VMs we measure on, one sync producer ran at 3,348
+// msgs/s in one hour and 1,173 in another with the broker unchanged, and in the
+// slow hour durable appends were 0.45 of its 0.75 ms per send
+// (docs/performance.md, twenty-ninth and thirty-first passes). `rocketraft
+// bench disk` measures that floor the way the raft log pays it: pwrite into a
+// segment whose blocks are reserved with fallocate and never written, then
+// fdatasync, one append at a time per appender. Both perf harnesses run it
+// before their rounds, so a report says how fast the disk was while its
 // numbers were taken.
 
 // Disk probe bounds. A segment is rolled over like the raft log's (a new file
@@ -58,7 +60,7 @@ type DiskResult struct {
 	Sync    Stats // the fdatasync alone
 }
 
-// AppendsPerSec is the rate of durable appends, one at a time.
+// AppendsPerSec is the rate of durable appends, over all appenders.
 func (r DiskResult) AppendsPerSec() float64 { return perSec(r.Appends, r.Elapsed) }
 
 func (o DiskOptions) check() error {
@@ -101,6 +103,8 @@ func Disk(ctx context.Context, o DiskOptions) (DiskResult, error) {
 		deadline = time.Time{}
 	}
 	workers := make([]diskAppender, max(o.Parallel, 1))
+	runCtx, stop := context.WithCancel(ctx) // the first appender to fail stops the others
+	defer stop()
 	var wg sync.WaitGroup
 	for i := range workers {
 		w := &workers[i]
@@ -108,7 +112,9 @@ func Disk(ctx context.Context, o DiskOptions) (DiskResult, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.err = w.run(ctx, o.Dir, buf, deadline, take)
+			if w.err = w.run(runCtx, o.Dir, buf, deadline, take); w.err != nil {
+				stop()
+			}
 		}()
 	}
 	wg.Wait()
