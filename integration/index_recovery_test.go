@@ -40,9 +40,8 @@ func TestKilledNodeReindexesKeys(t *testing.T) {
 	// Waited for, not read once: the nameserver may still list the killed
 	// incarnation when the restart begins, so the wait above can return before
 	// the new one has recovered (seen in CI).
-	if !c.nodes[victim].WaitLog("reindexed CommitLog above the index checkpoint", 30*time.Second) {
-		t.Errorf("n%d's log does not show the reindex at start: the test did not exercise it", victim)
-	}
+	waitFor(t, 30*time.Second, fmt.Sprintf("n%d's log showing the reindex at start (else the test did not exercise it)", victim),
+		func() bool { return c.nodes[victim].LogContains("reindexed CommitLog above the index checkpoint") })
 	addr := c.clientAddrs[victim]
 	for _, k := range []int{0, 1, keys / 2, keys - 1} {
 		key := fmt.Sprintf("idx-%d", k)

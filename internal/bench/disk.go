@@ -200,7 +200,7 @@ func (s *diskSegmentFile) next(size int) (*os.File, int64, error) {
 		return nil, 0, fmt.Errorf("bench disk: %w", err)
 	}
 	s.f, s.off = f, int64(size)
-	if err := unix.Fallocate(int(f.Fd()), 0, 0, max(s.size, int64(size))); err != nil {
+	if err := unix.Fallocate(int(f.Fd()), 0, 0, s.size); err != nil {
 		return nil, 0, fmt.Errorf("bench disk: fallocate %s: %w", f.Name(), err)
 	}
 	if err := f.Sync(); err != nil { // the allocation is not what the appends measure

@@ -190,18 +190,3 @@ func (p *Proc) LogContains(s string) bool {
 	b, err := os.ReadFile(p.LogPath)
 	return err == nil && bytes.Contains(b, []byte(s))
 }
-
-// WaitLog reports whether the log contains s within timeout: for a line a
-// process writes while it starts, which a caller that waited on something else
-// (a nameserver still listing the node's earlier incarnation) may look for
-// before it is written.
-func (p *Proc) WaitLog(s string, timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
-	for !p.LogContains(s) {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return true
-}

@@ -224,25 +224,3 @@ func TestFreePortsLeaveRoomForVIPChannels(t *testing.T) {
 		_ = l.Close()
 	}
 }
-
-// WaitLog finds a line the process writes after the call began, and gives up
-// on one it never writes once its timeout has passed.
-func TestWaitLogWaitsForALaterLine(t *testing.T) {
-	p := shProc(t, "sleep 0.3; echo late; exec sleep 60")
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if p.LogContains("late") {
-		t.Fatal("the line is there before the process wrote it")
-	}
-	if !p.WaitLog("late", 10*time.Second) {
-		t.Fatalf("WaitLog missed a line written 0.3 s after the start:\n%s", p.Tail(10))
-	}
-	start := time.Now()
-	if p.WaitLog("never", 200*time.Millisecond) {
-		t.Fatal("WaitLog found a line that was never written")
-	}
-	if waited := time.Since(start); waited < 200*time.Millisecond {
-		t.Fatalf("WaitLog gave up after %v, before its 200 ms timeout", waited)
-	}
-}
