@@ -83,7 +83,8 @@ type BrokerConfig struct {
 }
 
 // Write writes the config to path, replacing any file there. maxHashSlotNum and
-// maxIndexNum are always IndexHashSlots and IndexMaxEntries.
+// maxIndexNum are IndexHashSlots and IndexMaxEntries unless Extra sets them
+// (the broker refuses a key set twice).
 func (c BrokerConfig) Write(path string) error {
 	host, port, err := net.SplitHostPort(c.ClientAddr)
 	if err != nil {
@@ -117,15 +118,27 @@ func (c BrokerConfig) Write(path string) error {
 	if c.DefaultQueues != 0 {
 		lines = append(lines, fmt.Sprintf("defaultTopicQueueNums=%d", c.DefaultQueues))
 	}
-	lines = append(lines,
-		"adminListen="+c.AdminListen,
-		fmt.Sprintf("maxHashSlotNum=%d", IndexHashSlots),
-		fmt.Sprintf("maxIndexNum=%d", IndexMaxEntries),
-	)
+	lines = append(lines, "adminListen="+c.AdminListen)
+	if !c.extraSets("maxHashSlotNum") {
+		lines = append(lines, fmt.Sprintf("maxHashSlotNum=%d", IndexHashSlots))
+	}
+	if !c.extraSets("maxIndexNum") {
+		lines = append(lines, fmt.Sprintf("maxIndexNum=%d", IndexMaxEntries))
+	}
 	if c.LogLevel != "" {
 		lines = append(lines, "logLevel="+c.LogLevel)
 	}
 	return writeLines(path, append(lines, c.Extra...))
+}
+
+// extraSets reports whether Extra has a line for key.
+func (c BrokerConfig) extraSets(key string) bool {
+	for _, kv := range c.Extra {
+		if k, _, _ := strings.Cut(kv, "="); strings.TrimSpace(k) == key {
+			return true
+		}
+	}
+	return false
 }
 
 // writeLines writes one line each, every line newline-terminated, so that a test
