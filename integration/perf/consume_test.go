@@ -305,12 +305,12 @@ func renderConsume(systems []string, runs []consumeRun, mib int, live time.Durat
 	b.WriteString("| system | rounds | disk append p50 ms, 4 KiB / 128 KiB / 4 KiB × 3 at once (bench disk, before the start) | async produce msgs/s | drain msgs/s | drain / produce (target ≥ 2) | servers' CPU s / 100k drained | live msgs/s | born→consumed p50 / p99 / p99.9 / max ms (target p99 ≤ 10) |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, sys := range systems {
-		var disk, diskL, diskS, prod, drain, ratio, cpu, rate, p50, p99, p999, mx []float64
+		var diskSmall, diskLarge, diskShared, prod, drain, ratio, cpu, rate, p50, p99, p999, mx []float64
 		for _, r := range runs {
 			if r.System != sys {
 				continue
 			}
-			disk, diskL, diskS = append(disk, r.DiskSmallP50Ms), append(diskL, r.DiskLargeP50Ms), append(diskS, r.DiskSharedP50Ms)
+			diskSmall, diskLarge, diskShared = append(diskSmall, r.DiskSmallP50Ms), append(diskLarge, r.DiskLargeP50Ms), append(diskShared, r.DiskSharedP50Ms)
 			prod, drain, ratio = append(prod, r.Produce), append(drain, r.Drain), append(ratio, r.Drain/r.Produce)
 			cpu = append(cpu, r.DrainServerCPUSec*100000/float64(r.Backlog))
 			rate, p50, p99 = append(rate, r.LiveRate), append(p50, r.BornP50Ms), append(p99, r.BornP99Ms)
@@ -323,7 +323,7 @@ func renderConsume(systems []string, runs []consumeRun, mib int, live time.Durat
 			return fmt.Sprintf(f+" ("+f+"–"+f+")", median(v), slices.Min(v), slices.Max(v))
 		}
 		fmt.Fprintf(&b, "| %s | %d | %s / %s / %s | %s | %s | %s | %.2f | %.0f | %.1f / %s / %.1f / %.1f |\n", sys, len(prod),
-			rng(disk, "%.2f"), rng(diskL, "%.2f"), rng(diskS, "%.2f"), rng(prod, "%.0f"), rng(drain, "%.0f"), rng(ratio, "%.2f"), median(cpu), median(rate),
+			rng(diskSmall, "%.2f"), rng(diskLarge, "%.2f"), rng(diskShared, "%.2f"), rng(prod, "%.0f"), rng(drain, "%.0f"), rng(ratio, "%.2f"), median(cpu), median(rate),
 			median(p50), rng(p99, "%.1f"), median(p999), median(mx))
 	}
 	return b.String()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -79,12 +80,14 @@ type BrokerConfig struct {
 	DefaultQueues    int    // defaultTopicQueueNums; omitted when 0
 	AdminListen      string // adminListen; always written, "" disables the HTTP listener
 	LogLevel         string // logLevel; omitted when ""
-	Extra            []string
+	// Extra is more key=value lines, written last. A key set here replaces the
+	// line the fields above would write for it: the broker refuses a key set
+	// twice.
+	Extra []string
 }
 
 // Write writes the config to path, replacing any file there. maxHashSlotNum and
-// maxIndexNum are IndexHashSlots and IndexMaxEntries unless Extra sets them
-// (the broker refuses a key set twice).
+// maxIndexNum are IndexHashSlots and IndexMaxEntries unless Extra sets them.
 func (c BrokerConfig) Write(path string) error {
 	host, port, err := net.SplitHostPort(c.ClientAddr)
 	if err != nil {
@@ -118,27 +121,25 @@ func (c BrokerConfig) Write(path string) error {
 	if c.DefaultQueues != 0 {
 		lines = append(lines, fmt.Sprintf("defaultTopicQueueNums=%d", c.DefaultQueues))
 	}
-	lines = append(lines, "adminListen="+c.AdminListen)
-	if !c.extraSets("maxHashSlotNum") {
-		lines = append(lines, fmt.Sprintf("maxHashSlotNum=%d", IndexHashSlots))
-	}
-	if !c.extraSets("maxIndexNum") {
-		lines = append(lines, fmt.Sprintf("maxIndexNum=%d", IndexMaxEntries))
-	}
+	lines = append(lines,
+		"adminListen="+c.AdminListen,
+		fmt.Sprintf("maxHashSlotNum=%d", IndexHashSlots),
+		fmt.Sprintf("maxIndexNum=%d", IndexMaxEntries),
+	)
 	if c.LogLevel != "" {
 		lines = append(lines, "logLevel="+c.LogLevel)
 	}
-	return writeLines(path, append(lines, c.Extra...))
+	return writeLines(path, append(withoutKeysOf(lines, c.Extra), c.Extra...))
 }
 
-// extraSets reports whether Extra has a line for key.
-func (c BrokerConfig) extraSets(key string) bool {
-	for _, kv := range c.Extra {
-		if k, _, _ := strings.Cut(kv, "="); strings.TrimSpace(k) == key {
-			return true
-		}
+// withoutKeysOf is lines without those whose key one of override's lines sets.
+func withoutKeysOf(lines, override []string) []string {
+	keyOf := func(line string) string { k, _, _ := strings.Cut(line, "="); return strings.TrimSpace(k) }
+	set := make(map[string]bool, len(override))
+	for _, l := range override {
+		set[keyOf(l)] = true
 	}
-	return false
+	return slices.DeleteFunc(lines, func(l string) bool { return set[keyOf(l)] })
 }
 
 // writeLines writes one line each, every line newline-terminated, so that a test

@@ -202,12 +202,14 @@ func TestBrokerConfig(t *testing.T) {
 		t.Errorf("optional keys omitted:\ngot\n%s\nwant\n%s", got, want)
 	}
 
-	// Extra's sizing replaces the package's: the broker refuses a key set twice.
+	// A key in Extra replaces the line written for it (the broker refuses a
+	// key set twice): the package's IndexFile sizing and a field's key alike.
 	sized := minimal
-	sized.Extra = []string{"maxIndexNum = 20000000", "maxHashSlotNum=5000000"}
-	want = strings.Replace(want, "maxHashSlotNum=50000\nmaxIndexNum=200000\n", "maxIndexNum = 20000000\nmaxHashSlotNum=5000000\n", 1)
+	sized.Extra = []string{"maxIndexNum = 20000000", "maxHashSlotNum=5000000", "storePathRootDir=elsewhere"}
+	want = strings.Replace(want, "storePathRootDir=d\n", "", 1)
+	want = strings.Replace(want, "maxHashSlotNum=50000\nmaxIndexNum=200000\n", "maxIndexNum = 20000000\nmaxHashSlotNum=5000000\nstorePathRootDir=elsewhere\n", 1)
 	if got := readConf(t, sized.Write); got != want {
-		t.Errorf("IndexFile sizing from Extra:\ngot\n%s\nwant\n%s", got, want)
+		t.Errorf("keys replaced from Extra:\ngot\n%s\nwant\n%s", got, want)
 	}
 }
 
