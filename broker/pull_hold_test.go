@@ -22,6 +22,11 @@ func TestPullsNearTheQueueEndRunInline(t *testing.T) {
 			t.Fatal(r.Remark)
 		}
 	}
+	// The decision reads the ConsumeQueue, which the reput fills after the
+	// sends are answered.
+	if err := tb.st.WaitDispatched(context.Background(), tb.st.MaxPhysicalOffset()); err != nil {
+		t.Fatal(err)
+	}
 	inline := func(ext map[string]string) bool {
 		return tb.b.serve.Inline(transport.NewRequest(transport.PullMessage, ext, nil))
 	}
