@@ -50,6 +50,10 @@ type Config struct {
 	// MessageDelayLevel is the delay of each level 1..N (default
 	// schedule.DefaultMessageDelayLevel); DELAY above N is clamped to N.
 	MessageDelayLevel []time.Duration
+	// CacheTailLeader and CacheTailFollower are the store's cached tail
+	// (store.SetCachedTail) while this node leads and while it follows; <= 0
+	// keeps the whole CommitLog cached.
+	CacheTailLeader, CacheTailFollower int64
 	// RetentionInterval is how often the store's retention policy runs (default 10 s).
 	RetentionInterval time.Duration
 	// PreferredLeaderID, when set, gets leadership whenever it is caught up;

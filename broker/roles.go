@@ -69,6 +69,7 @@ func (b *Broker) watchRoles() {
 			}
 			b.status = st
 			b.mu.Unlock()
+			b.setCacheTail(st.Role)
 			switch {
 			case dropped > 0 && prev.Role == replica.RoleLeader:
 				b.log.Warn("leadership lost before consumer offsets were replicated; their consumers commit them again",
@@ -93,6 +94,16 @@ func (b *Broker) watchRoles() {
 			}
 		}
 	}
+}
+
+// setCacheTail bounds the store's cached CommitLog tail for role: consumers read
+// only a leader's (decision 0022).
+func (b *Broker) setCacheTail(role replica.Role) {
+	if role == replica.RoleLeader {
+		b.store.SetCachedTail(b.cfg.CacheTailLeader)
+		return
+	}
+	b.store.SetCachedTail(b.cfg.CacheTailFollower)
 }
 
 // ensureTopicExists creates a topic a new leader needs when wanted and missing:

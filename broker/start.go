@@ -58,6 +58,7 @@ func New(cfg Config, st *store.Store, rep replica.Replica) (*Broker, error) {
 		cancel:       cancel,
 	}
 	b.status = rep.Status()
+	b.setCacheTail(b.status.Role)
 	b.monoBase = cfg.Monotonic()
 	b.diskUsedRatio = st.DiskUsedRatio
 	b.diskFreeBytes = st.DiskFreeBytes

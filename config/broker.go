@@ -95,6 +95,8 @@ type Broker struct {
 	WarmMappedFile             bool          // warmMapedFileEnable: pre-zero CommitLog segments
 	CommitLogWarmAhead         int64         // commitLogWarmAhead: bytes populated ahead of the write position; 0 = off
 	CommitLogScrubRate         int64         // commitLogScrubRate: bytes a second the scrub reads after a start; 0 = off
+	CommitLogCacheTailLeader   int64         // commitLogCacheTailLeader: CommitLog bytes a leader keeps in the page cache; 0 = all
+	CommitLogCacheTailFollower int64         // commitLogCacheTailFollower: the same on a follower; 0 = all
 	FileReservedTime           time.Duration // fileReservedTime (hours in the file)
 	DeleteWhen                 []int         // deleteWhen: hours of day 0-23 when expired files go
 	DiskMaxUsedSpaceRatio      int           // diskMaxUsedSpaceRatio, percent
@@ -184,6 +186,8 @@ func DefaultBroker() Broker {
 		WarmMappedFile:             false,
 		CommitLogWarmAhead:         4 << 20,
 		CommitLogScrubRate:         8 << 20,
+		CommitLogCacheTailLeader:   0,
+		CommitLogCacheTailFollower: 64 << 20,
 		MappedFileSizeConsumeQueue: 300000 * consumeQueueUnitSize,
 		FileReservedTime:           72 * time.Hour,
 		DeleteWhen:                 []int{4},

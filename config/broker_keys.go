@@ -17,8 +17,10 @@ const consumeQueueUnitSize = 20
 const (
 	minCommitLogFileSize = 64 << 10
 	maxCommitLogFileSize = 4 << 30
-	maxScrubRate         = 16 << 30 // bytes a second: beyond any disk
-	maxMessageSizeLimit  = 16 << 20
+	// maxCacheTail bounds commitLogCacheTail*: 1 TiB, far above any page cache.
+	maxCacheTail        = 1 << 40
+	maxScrubRate        = 16 << 30 // bytes a second: beyond any disk
+	maxMessageSizeLimit = 16 << 20
 	// messageOverhead bounds the stored header of one message beyond its body
 	// (fixed fields ~100 B, topic ≤ 127 B, properties ≤ 32767 B), rounded up: a
 	// CommitLog segment must hold one maximal message since messages never span
@@ -230,6 +232,36 @@ var brokerKeys = []keySpec[Broker]{
 		get: func(b *Broker) string { return i64toa(b.CommitLogWarmAhead) },
 		check: func(b *Broker) string {
 			return intRule(b.CommitLogWarmAhead, 0, maxCommitLogFileSize)
+		},
+	},
+	{
+		name: "commitLogCacheTailFollower", doc: "Bytes of the newest CommitLog a follower keeps in the page cache: each flush hands the older pages, once durable and dispatched, back to the kernel (decision 0022). Consumers read a follower's CommitLog only in passing (every pull answer sends them to brokerId 0, the leader), and a page cache that keeps growing costs every append a page the kernel must find; on a VM that hands idle guest memory back to its host, that costs several times the copy (docs/performance.md, thirty-fourth pass). 0 keeps every page, as Apache does.",
+		set: func(b *Broker, s string) error {
+			n, err := parseInt(s, 0, maxCacheTail)
+			if err != nil {
+				return err
+			}
+			b.CommitLogCacheTailFollower = n
+			return nil
+		},
+		get: func(b *Broker) string { return i64toa(b.CommitLogCacheTailFollower) },
+		check: func(b *Broker) string {
+			return intRule(b.CommitLogCacheTailFollower, 0, maxCacheTail)
+		},
+	},
+	{
+		name: "commitLogCacheTailLeader", doc: "commitLogCacheTailFollower for the leader, whose CommitLog consumers read: a pull for messages further behind than this reads them from the disk. 0 keeps every page, as Apache does.",
+		set: func(b *Broker, s string) error {
+			n, err := parseInt(s, 0, maxCacheTail)
+			if err != nil {
+				return err
+			}
+			b.CommitLogCacheTailLeader = n
+			return nil
+		},
+		get: func(b *Broker) string { return i64toa(b.CommitLogCacheTailLeader) },
+		check: func(b *Broker) string {
+			return intRule(b.CommitLogCacheTailLeader, 0, maxCacheTail)
 		},
 	},
 	{

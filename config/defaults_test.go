@@ -25,6 +25,7 @@ func TestDefaultBroker(t *testing.T) {
 		WarmMappedFile:             false,
 		CommitLogWarmAhead:         4 << 20,
 		CommitLogScrubRate:         8 << 20,
+		CommitLogCacheTailFollower: 64 << 20,
 		FileReservedTime:           72 * time.Hour,
 		DeleteWhen:                 []int{4},
 		MsgTraceTopicName:          "RMQ_SYS_TRACE_TOPIC",

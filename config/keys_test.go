@@ -45,7 +45,7 @@ func TestKeyDocsComplete(t *testing.T) {
 	want := []string{
 		"brokerClusterName", "brokerName", "brokerIP1", "listenPort", "namesrvAddr", "storePathRootDir",
 		"dLegerGroup", "dLegerPeers", "dLegerPeerClientAddrs", "dLegerSelfId", "dLegerJoin", "preferredLeaderId",
-		"mappedFileSizeCommitLog", "warmMapedFileEnable", "commitLogWarmAhead", "commitLogScrubRate", "mappedFileSizeConsumeQueue", "fileReservedTime", "deleteWhen",
+		"mappedFileSizeCommitLog", "warmMapedFileEnable", "commitLogWarmAhead", "commitLogCacheTailFollower", "commitLogCacheTailLeader", "commitLogScrubRate", "mappedFileSizeConsumeQueue", "fileReservedTime", "deleteWhen",
 		"diskMaxUsedSpaceRatio", "flushDiskType", "flushIntervalCommitLog", "maxMessageSize",
 		"autoCreateTopicEnable", "defaultTopicQueueNums", "messageDelayLevel",
 		"transactionTimeOut", "transactionCheckInterval", "transactionCheckMax", "longPollingEnable",

@@ -40,6 +40,8 @@ func testdataBroker() Broker {
 		WarmMappedFile:             true,
 		CommitLogWarmAhead:         8 << 20,
 		CommitLogScrubRate:         64 << 20,
+		CommitLogCacheTailFollower: 128 << 20,
+		CommitLogCacheTailLeader:   2 << 30,
 		FileReservedTime:           48 * time.Hour,
 		DeleteWhen:                 []int{3, 15},
 		DiskMaxUsedSpaceRatio:      85,

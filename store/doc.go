@@ -20,7 +20,10 @@
 // concurrently: a segment's write position is published only after the bytes below it
 // are copied and patched. Background goroutines: the reput (dispatch.go), the flusher
 // (flush.go), the segment pre-allocator (allocator.go) and the warmer, which faults the
-// CommitLog's pages in a small window ahead of the write position (warmer.go).
+// CommitLog's pages in a small window ahead of the write position (warmer.go). Behind
+// the write position, each flush can hand the page cache of everything older than a
+// bound back to the kernel (cachetail.go, decision 0022; the broker sets the bound by
+// role).
 //
 // # CommitLog
 //

@@ -55,6 +55,7 @@ func (s *Store) flushLocked() (PhysicalOffset, error) {
 		}
 		s.lastCheckpoint = ck
 	}
+	s.dropBehindLocked(flushed)
 	return flushed, nil
 }
 

@@ -34,6 +34,9 @@ type mappedFile struct {
 	// warmed is the file-relative position below which the warmer populated the
 	// page cache (warmer.go); it only grows.
 	warmed atomic.Int64
+	// dropped is the file-relative position below which the page cache was handed
+	// back (cachetail.go). Guarded by the Store's flushMu.
+	dropped int64
 
 	// refs counts the owner (1 until destroy) plus readers holding slices.
 	refs    atomic.Int64

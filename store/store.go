@@ -62,6 +62,10 @@ type Store struct {
 	// whether a failed write-back of their entries was logged. Guarded by flushMu.
 	lastIndexFlush  time.Time
 	writeBackWarned bool
+	// cachedTail is SetCachedTail's bound; dropWarned whether a failed hand-back was
+	// logged (guarded by flushMu).
+	cachedTail atomic.Int64
+	dropWarned bool
 	// final is set by Close, under flushMu, once the dispatcher has stopped: its
 	// flush writes the IndexFiles' slot tables from memory into the files.
 	final bool
@@ -335,6 +339,7 @@ func (s *Store) Truncate(off PhysicalOffset) error {
 	if err := cl.cut(off); err != nil {
 		return fmt.Errorf("store: truncate to %d: %w", off, err)
 	}
+	cl.lowerDropped(off)
 	if err := s.dispatcher.truncate(off); err != nil {
 		return fmt.Errorf("store: truncate to %d: %w", off, err)
 	}

@@ -148,6 +148,8 @@ func brokerConfig(cfg config.Broker, log hclog.Logger) broker.Config {
 		OffsetFlushInterval:   cfg.ConsumerOffsetFlushInterval,
 		LongPollingEnable:     cfg.LongPollingEnable,
 		PreferredLeaderID:     cfg.PreferredLeaderID,
+		CacheTailLeader:       cfg.CommitLogCacheTailLeader,
+		CacheTailFollower:     cfg.CommitLogCacheTailFollower,
 		MessageDelayLevel:     cfg.MessageDelayLevel,
 		// Transaction check-back (Java transactionTimeOut, transactionCheckInterval, transactionCheckMax).
 		TransactionTimeout:       cfg.TransactionTimeOut,
