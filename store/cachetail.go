@@ -44,13 +44,12 @@ func (s *Store) dropBehindLocked(durable PhysicalOffset) {
 // the file's clean pages (POSIX_FADV_DONTNEED). A segment's pages go in steps of
 // dropStep, or all at once when the segment is complete.
 func (c *commitLog) dropBelow(limit int64) error {
-	page := int64(unix.Getpagesize())
 	files := c.mfq.snapshot()
 	for i, f := range files {
 		if f.start >= limit {
 			break
 		}
-		to := min(limit-f.start, f.flushedPosition.Load()) / page * page
+		to := min(limit-f.start, f.flushedPosition.Load()) / pageSize * pageSize
 		from := f.dropped
 		complete := i < len(files)-1
 		if to <= from || (to-from < dropStep && !complete) {
@@ -84,7 +83,6 @@ func dropPages(f *mappedFile, from, to int64) error {
 // so above the line.)
 func (c *commitLog) lowerDropped(off PhysicalOffset) {
 	if f := c.mfq.find(int64(off)); f != nil {
-		page := int64(unix.Getpagesize())
-		f.dropped = min(f.dropped, (int64(off)-f.start)/page*page)
+		f.dropped = min(f.dropped, (int64(off)-f.start)/pageSize*pageSize)
 	}
 }

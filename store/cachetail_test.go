@@ -100,3 +100,35 @@ func TestCachedTailHandsBackOldPagesAndKeepsTheirBytes(t *testing.T) {
 		t.Fatalf("segment %d was handed back after the bound was turned off: %v", kept, got)
 	}
 }
+
+// TestCachedTailAfterTruncate: a cut below the hand-back line lowers it, so the
+// bytes written over the cut are handed back in turn once they fall behind the tail.
+func TestCachedTailAfterTruncate(t *testing.T) {
+	dir := t.TempDir()
+	skipOnTmpfs(t, dir)
+	s, _ := openWarm(t, dir, 1<<20, -1)
+	defer s.Close()
+	res := appendKiB(t, s, 3000)
+	waitDispatched(t, s, s.MaxPhysicalOffset())
+	s.SetCachedTail(1 << 19)
+	if _, err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := residentSegments(t, s); got[0] != 0 {
+		t.Fatalf("the first segment was not handed back: %v", got)
+	}
+	// Cut in the middle of the first segment, then write past it again.
+	if err := s.Truncate(res[300].PhysicalOffset); err != nil {
+		t.Fatal(err)
+	}
+	appendKiB(t, s, 3000)
+	waitDispatched(t, s, s.MaxPhysicalOffset())
+	if _, err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	first := s.commitLog.mfq.snapshot()[0]
+	cut := int64(res[300].PhysicalOffset) - first.start
+	if in, _ := resident(t, first.data[cut/pageSize*pageSize:first.size]); in != 0 {
+		t.Fatalf("%d pages written over the cut stay cached behind the tail", in)
+	}
+}
