@@ -140,6 +140,7 @@ type Broker struct {
 	ConsumerOffsetFlushInterval time.Duration // consumerOffsetFlushInterval
 	AdminListen                 string        // adminListen: HTTP metrics/health; "" disables
 	LogLevel                    string        // logLevel: trace|debug|info|warn|error (lowercase)
+	MaxProcs                    int           // maxProcs: GOMAXPROCS; 0 = the cores divided among the group's members on this host
 
 	// Warnings are the Apache keys the file (or a variable, or --set) gave
 	// that have no effect here, one per key, ordered like problems (apache.go).

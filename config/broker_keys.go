@@ -840,7 +840,23 @@ var brokerKeys = []keySpec[Broker]{
 			return ""
 		},
 	},
+	{
+		name: "maxProcs", doc: "Threads that run the broker's Go code at once (GOMAXPROCS). 0 divides the cores Go gives the process among the group's members that run on this host, at least one each: dLegerPeers at a loopback or local address, at localhost or at this node's own host (other names are taken as other hosts; set the key where they are not). Three members on one machine, each scheduling on every core, spend that machine's CPU waking and spinning idle threads (decision 0023). The GOMAXPROCS variable, when set, wins.",
+		set: func(b *Broker, s string) error {
+			n, err := parseInt(s, 0, maxMaxProcs)
+			if err != nil {
+				return err
+			}
+			b.MaxProcs = int(n)
+			return nil
+		},
+		get:   func(b *Broker) string { return itoa(b.MaxProcs) },
+		check: func(b *Broker) string { return intRule(int64(b.MaxProcs), 0, maxMaxProcs) },
+	},
 }
+
+// maxMaxProcs bounds maxProcs: more than any machine a broker runs on has.
+const maxMaxProcs = 4096
 
 // millisKey is a row for a RocketMQ duration key: plain milliseconds as in Java,
 // or a Go duration.

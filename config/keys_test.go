@@ -55,7 +55,7 @@ func TestKeyDocsComplete(t *testing.T) {
 		"raftHeartbeatTimeout", "raftElectionTimeout", "raftLeaderLeaseTimeout", "raftCommitTimeout",
 		"raftSnapshotInterval", "raftSnapshotThreshold", "raftTrailingLogs", "raftLogStore", "raftMaxAppendEntries", "raftLeaderFsyncOverlap", "raftDiskStallTimeout",
 		"groupCommitMaxBytes", "groupCommitMaxMessages", "groupCommitMaxPending", "groupCommitMaxInflight", "groupCommitPipelineMinBytes", "groupCommitGatherMax",
-		"consumerOffsetFlushInterval", "adminListen", "logLevel",
+		"consumerOffsetFlushInterval", "adminListen", "logLevel", "maxProcs",
 	}
 	var got []string
 	for _, k := range BrokerKeys() {

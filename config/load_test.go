@@ -92,6 +92,7 @@ func testdataBroker() Broker {
 		ConsumerOffsetFlushInterval: 5 * time.Second,
 		AdminListen:                 "0.0.0.0:20913",
 		LogLevel:                    "debug",
+		MaxProcs:                    2,
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -210,8 +211,14 @@ func TestMetricsOverRealProcesses(t *testing.T) {
 		}
 		return out
 	}
+	// The three nodes share this machine, so each schedules on its share of the
+	// cores (decision 0023), unless the environment names GOMAXPROCS.
+	wantProcs := float64(max(1, runtime.GOMAXPROCS(0)/groupSize))
 	for i, a := range admins {
 		m := scrapeMetrics(t, a)
+		if procs, ok := sampleValue(m, "go_sched_gomaxprocs_threads", nil); os.Getenv("GOMAXPROCS") == "" && (!ok || procs != wantProcs) {
+			t.Errorf("n%d GOMAXPROCS = %v (found %v), want %v: the cores divided among %d members on one host", i, procs, ok, wantProcs, groupSize)
+		}
 		in, inOK := sampleValue(m, "rocketmq_messages_in_total", with(node(i), "topic", topic, "message_type", "normal"))
 		lag, lagOK := sampleValue(m, "rocketmq_consumer_lag_messages", with(node(i), "topic", topic, "consumer_group", group))
 		if i != leaderIdx {

@@ -173,6 +173,7 @@ func runBroker(cfg config.Broker) error {
 	log := root.With("broker", cfg.BrokerName, "node", cfg.SelfID)
 	logConfigWarnings(log, cfg.Warnings)
 	setBrokerGCPercent(log)
+	setBrokerMaxProcs(log, cfg)
 	if err := os.MkdirAll(filepath.Clean(cfg.StorePathRootDir), 0o755); err != nil {
 		return fmt.Errorf("storePathRootDir=%q: %w", cfg.StorePathRootDir, err)
 	}
