@@ -146,3 +146,26 @@ func TestRocketraftSystemLabels(t *testing.T) {
 		}
 	}
 }
+
+func TestJetStreamSystemLabels(t *testing.T) {
+	for _, tt := range []struct {
+		label, base string
+		procs       int
+	}{
+		{"jetstream-durable", "jetstream-durable", 0},
+		{"jetstream-lazy", "jetstream-lazy", 0},
+		{"jetstream-lazy:maxprocs=1", "jetstream-lazy", 1},
+		{"jetstream-durable:maxprocs=4", "jetstream-durable", 4},
+	} {
+		base, procs, err := parseJetStreamSystem(tt.label)
+		if err != nil || base != tt.base || procs != tt.procs {
+			t.Fatalf("%s: %q %d %v, want %q %d", tt.label, base, procs, err, tt.base, tt.procs)
+		}
+	}
+	for _, bad := range []string{"jetstream", "jetstream-fast", "jetstream-lazy:", "jetstream-lazy:maxprocs=0",
+		"jetstream-lazy:maxprocs=x", "jetstream-lazy:procs=1"} {
+		if _, _, err := parseJetStreamSystem(bad); err == nil {
+			t.Fatalf("%s: accepted", bad)
+		}
+	}
+}

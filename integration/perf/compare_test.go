@@ -92,7 +92,11 @@ func loadSettings(t *testing.T) settings {
 			if _, err := newRocketraftSystem(s.bin, sys); err != nil {
 				t.Fatalf("PERF_SYSTEMS: %v", err)
 			}
-		case !slices.Contains([]string{"jetstream-durable", "jetstream-lazy", "rocketmq", "rocketmq-syncflush"}, sys):
+		case strings.HasPrefix(sys, "jetstream"):
+			if _, _, err := parseJetStreamSystem(sys); err != nil {
+				t.Fatalf("PERF_SYSTEMS: %v", err)
+			}
+		case !slices.Contains([]string{"rocketmq", "rocketmq-syncflush"}, sys):
 			t.Fatalf("PERF_SYSTEMS: unknown system %q", sys)
 		}
 	}
@@ -266,10 +270,15 @@ func runJetStream(s settings, sys string, w workload, dir string) (result, error
 	if err != nil {
 		return result{}, err
 	}
+	base, procs, err := parseJetStreamSystem(sys)
+	if err != nil {
+		return result{}, err
+	}
 	args := []string{"-ports", fmt.Sprintf("%d,%d,%d", ports[0], ports[1], ports[2]),
 		"-routes", fmt.Sprintf("%d,%d,%d", ports[3], ports[4], ports[5]),
-		"-data", filepath.Join(dir, "js-"+w.name), "-n", strconv.Itoa(s.n), "-size", "1024"}
-	if sys == "jetstream-durable" {
+		"-data", filepath.Join(dir, "js-"+w.name), "-n", strconv.Itoa(s.n), "-size", "1024",
+		"-server-procs", strconv.Itoa(procs)}
+	if base == "jetstream-durable" {
 		args = append(args, "-durable")
 	}
 	cmd := exec.Command(s.jsdrive, append(args, w.jsdrive...)...)
@@ -282,8 +291,27 @@ func runJetStream(s settings, sys string, w workload, dir string) (result, error
 	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &r); err != nil {
 		return result{}, fmt.Errorf("jsdrive output %q: %v", stdout.String(), err)
 	}
-	r.Workload = w.name
+	r.System, r.Workload = sys, w.name
 	return r, nil
+}
+
+// parseJetStreamSystem parses a PERF_SYSTEMS entry for JetStream:
+// "jetstream-durable" or "jetstream-lazy", optionally followed by
+// ":maxprocs=N", which runs each nats-server with GOMAXPROCS=N, as decision
+// 0023 has rocketraft's co-located brokers do (0: Go's default).
+func parseJetStreamSystem(sys string) (base string, procs int, err error) {
+	base, opt, hasOpt := strings.Cut(sys, ":")
+	if base != "jetstream-durable" && base != "jetstream-lazy" {
+		return "", 0, fmt.Errorf("system %q: want jetstream-durable or jetstream-lazy[:maxprocs=N]", sys)
+	}
+	if !hasOpt {
+		return base, 0, nil
+	}
+	v, ok := strings.CutPrefix(opt, "maxprocs=")
+	if n, err := strconv.Atoi(v); ok && err == nil && n >= 1 {
+		return base, n, nil
+	}
+	return "", 0, fmt.Errorf("system %q: %q is not maxprocs=N with N ≥ 1", sys, opt)
 }
 
 // procCPU sums utime+stime of pids from /proc/<pid>/stat, in seconds

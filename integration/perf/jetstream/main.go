@@ -46,6 +46,7 @@ func main() {
 		size      = flag.Int("size", 1024, "body bytes")
 		window    = flag.Int("window", 256, "async: publishes in flight")
 		producers = flag.Int("producers", 1, "sync: concurrent publishers")
+		procs     = flag.Int("server-procs", 0, "GOMAXPROCS of each server process (0: Go's default); the driver keeps Go's default")
 	)
 	flag.Parse()
 	cp, err1 := parsePorts(*ports)
@@ -58,7 +59,11 @@ func main() {
 		runServer(*serve, cp, rp, *data, *durable)
 		return
 	}
-	res, err := drive(cp, rp, *data, *durable, *workload, *n, *size, *window, *producers)
+	if *procs < 0 {
+		fmt.Fprintln(os.Stderr, "jsdrive: -server-procs must be 0 (Go's default) or more, not", *procs)
+		os.Exit(2)
+	}
+	res, err := drive(cp, rp, *data, *durable, *procs, *workload, *n, *size, *window, *producers)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "jsdrive:", err)
 		os.Exit(1)
@@ -125,7 +130,7 @@ type Result struct {
 	ServerCPUSec float64 `json:"serverCpuSec"`
 }
 
-func drive(cp, rp []int, data string, durable bool, workload string, n, size, window, producers int) (Result, error) {
+func drive(cp, rp []int, data string, durable bool, procs int, workload string, n, size, window, producers int) (Result, error) {
 	res := Result{System: "jetstream-lazy", Workload: workload, N: n}
 	if durable {
 		res.System = "jetstream-durable"
@@ -151,6 +156,9 @@ func drive(cp, rp []int, data string, durable bool, workload string, n, size, wi
 		}
 		c := exec.Command(self, args...)
 		c.Stderr = os.Stderr
+		if procs > 0 {
+			c.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(procs))
+		}
 		if err := c.Start(); err != nil {
 			return res, err
 		}
