@@ -21,7 +21,10 @@ func setBrokerMaxProcs(log hclog.Logger, cfg config.Broker) {
 		log.Info("scheduler cores from GOMAXPROCS", "GOMAXPROCS", v)
 		return
 	}
-	onHost := membersOnHost(cfg.Peers, cfg.SelfID, localAddrs())
+	onHost := 1 // a config without this node among its peers fails Validate; count it alone
+	if self, _, err := cfg.Self(); err == nil {
+		onHost = membersOnHost(cfg.Peers, self, localAddrs())
+	}
 	cores := runtime.GOMAXPROCS(0)
 	n := brokerMaxProcs(cfg.MaxProcs, cores, onHost)
 	runtime.GOMAXPROCS(n)
@@ -47,16 +50,11 @@ func brokerMaxProcs(maxProcs, cores, onHost int) int {
 // node's. Other host names count as other hosts without a DNS lookup, so that a
 // start never waits on a resolver; an operator whose peers share a host under
 // other names sets maxProcs.
-func membersOnHost(peers []config.Peer, selfID string, local []netip.Addr) int {
-	selfHost := ""
-	for _, p := range peers {
-		if p.ID == selfID {
-			selfHost = peerHost(p.Addr)
-		}
-	}
+func membersOnHost(peers []config.Peer, self config.Peer, local []netip.Addr) int {
+	selfHost := peerHost(self.Addr)
 	n := 1
 	for _, p := range peers {
-		if p.ID == selfID {
+		if p.ID == self.ID {
 			continue
 		}
 		if h := peerHost(p.Addr); h != "" && (strings.EqualFold(h, selfHost) || isLocalHost(h, local)) {

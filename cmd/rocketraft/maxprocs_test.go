@@ -37,7 +37,7 @@ func TestMembersOnHost(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := membersOnHost(c.peers, "n0", local); got != c.want {
+			if got := membersOnHost(c.peers, c.peers[0], local); got != c.want {
 				t.Fatalf("membersOnHost = %d, want %d", got, c.want)
 			}
 		})
