@@ -169,3 +169,32 @@ func TestJetStreamSystemLabels(t *testing.T) {
 		}
 	}
 }
+
+// The ratio table gives each round's ratio after the ratio of medians, pairing
+// the two systems by round, and skips rounds where one of them has no result.
+func TestRenderGivesRatiosRoundByRound(t *testing.T) {
+	s := settings{n: 1000, rounds: 3, systems: []string{"rocketraft", "peer"}, workloads: []string{"async", "sync1"}}
+	var rs []result
+	add := func(sys, w string, round int, rate float64) {
+		rs = append(rs, result{System: sys, Workload: w, Round: round, N: 1000, MsgsPerSec: rate})
+	}
+	// Rounds listed out of order, as a rotated run records them.
+	add("peer", "async", 2, 100)
+	add("rocketraft", "async", 2, 150)
+	add("rocketraft", "async", 1, 200)
+	add("peer", "async", 1, 100)
+	add("rocketraft", "async", 3, 100)
+	add("peer", "async", 3, 100)
+	add("rocketraft", "sync1", 1, 30)
+	add("peer", "sync1", 1, 10)
+	add("rocketraft", "sync1", 2, 40) // the peer failed this round
+	report := render(s, rs, nil)
+	for _, want := range []string{
+		"| async, 1 producer, 256 in flight | 1.50× (2.00, 1.50, 1.00) |",
+		"| sync, 1 producer | 3.50× |", // one paired round: no list
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+}

@@ -385,7 +385,7 @@ func render(s settings, rs []result, disks []diskRound) string {
 				median(tput), slices.Min(tput), slices.Max(tput), median(p50), median(p99), median(srv), median(cli), errs)
 		}
 	}
-	b.WriteString("\nrocketraft's throughput as a ratio of each peer's (medians):\n\n| workload |")
+	b.WriteString("\nrocketraft's throughput as a ratio of each peer's: of the medians, then round by round (the pair ran minutes apart in each round):\n\n| workload |")
 	var peers []string
 	for _, sys := range s.systems {
 		if sys != "rocketraft" {
@@ -402,7 +402,7 @@ func render(s settings, rs []result, disks []diskRound) string {
 				b.WriteString(" — |")
 				continue
 			}
-			fmt.Fprintf(&b, " %.2f× |", ours/theirs)
+			fmt.Fprintf(&b, " %.2f×%s |", ours/theirs, byRound(roundRatios(rs, w.name, "rocketraft", p)))
 		}
 		b.WriteString("\n")
 	}
@@ -413,6 +413,46 @@ func render(s settings, rs []result, disks []diskRound) string {
 			d.Large.P50Ms, d.Large.P99Ms, d.Shared.P50Ms, d.Shared.P99Ms)
 	}
 	return b.String()
+}
+
+// roundRatios is ours's msgs/s over peer's in each round where both ran
+// workload, in round order. A run's medians can hide how far apart the rounds
+// were: A/A runs (one build under two labels) gave ratios of medians of
+// 0.77-1.90 and single rounds of 0.62-2.69 (docs/performance.md, thirty-sixth pass).
+func roundRatios(rs []result, workload, ours, peer string) []float64 {
+	rate := map[[2]any]float64{}
+	var rounds []int
+	for _, r := range rs {
+		if r.Workload != workload || (r.System != ours && r.System != peer) {
+			continue
+		}
+		rate[[2]any{r.System, r.Round}] = r.MsgsPerSec
+		if !slices.Contains(rounds, r.Round) {
+			rounds = append(rounds, r.Round)
+		}
+	}
+	slices.Sort(rounds)
+	var out []float64
+	for _, round := range rounds {
+		o, p := rate[[2]any{ours, round}], rate[[2]any{peer, round}]
+		if o > 0 && p > 0 {
+			out = append(out, o/p)
+		}
+	}
+	return out
+}
+
+// byRound formats per-round ratios for a ratio cell: " (1.87, 1.21, 1.08)",
+// or nothing for a single round (the cell already is that round's ratio).
+func byRound(ratios []float64) string {
+	if len(ratios) < 2 {
+		return ""
+	}
+	parts := make([]string, len(ratios))
+	for i, r := range ratios {
+		parts[i] = strconv.FormatFloat(r, 'f', 2, 64)
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // diskRound is the disk probe at a round's start: small appends (a sync
