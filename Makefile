@@ -56,12 +56,13 @@ bench:
 # in its own module, integration/perf/jetstream) and Apache RocketMQ 5.5.0 DLedger (its defaults
 # and SYNC_FLUSH; jars from Maven Central via integration/perf/rocketmq), three server processes
 # each, interleaved rounds (integration/perf/doc.go). Slow: about an hour at the defaults
-# PERF_N=100000 PERF_ROUNDS=3; PERF_SYSTEMS and PERF_WORKLOADS select. Report:
+# PERF_N=100000 PERF_ROUNDS=3; PERF_SYSTEMS and PERF_WORKLOADS select; PERF_ORDER=workload keeps
+# every group up for the round and runs each workload on every system in turn. Report:
 # integration/perf/results.md (+ .jsonl with every run).
 bench-compare: build
 	cd integration/perf/jetstream && $(GO) build -o $(CURDIR)/bin/jsdrive .
 	cd integration/perf/rocketmq && $(MVN) -q -B package
-	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) PERF_JSDRIVE=$(CURDIR)/bin/jsdrive $(if $(PERF_N),PERF_N=$(PERF_N)) $(if $(PERF_ROUNDS),PERF_ROUNDS=$(PERF_ROUNDS)) \
+	ROCKETRAFT_BIN=$(CURDIR)/$(BIN) PERF_JSDRIVE=$(CURDIR)/bin/jsdrive $(if $(PERF_N),PERF_N=$(PERF_N)) $(if $(PERF_ROUNDS),PERF_ROUNDS=$(PERF_ROUNDS)) $(if $(PERF_ORDER),PERF_ORDER=$(PERF_ORDER)) \
 	PERF_ROCKETMQ_LIB=$(CURDIR)/integration/perf/rocketmq/target/lib PERF_OUT=$(CURDIR)/integration/perf/results.md \
 	$(GO) test -tags perf -count=1 -timeout 4h -v -run TestBenchCompare ./integration/perf/
 

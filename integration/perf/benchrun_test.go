@@ -198,3 +198,29 @@ func TestRenderGivesRatiosRoundByRound(t *testing.T) {
 		}
 	}
 }
+
+func TestScheduleBySystemOrByWorkload(t *testing.T) {
+	ws := selected([]string{"async", "go64"}) // go64 has no JetStream row
+	order := func(steps []step) string {
+		var b []string
+		for _, st := range steps {
+			b = append(b, st.system+"/"+st.w.name)
+		}
+		return strings.Join(b, " ")
+	}
+	sys := []string{"a", "jetstream-lazy", "c"}
+	for _, tt := range []struct {
+		round      int
+		byWorkload bool
+		want       string
+	}{
+		{1, false, "a/async a/go64 jetstream-lazy/async c/async c/go64"},
+		{2, false, "jetstream-lazy/async c/async c/go64 a/async a/go64"},
+		{1, true, "a/async jetstream-lazy/async c/async c/go64 a/go64"},
+		{2, true, "jetstream-lazy/async c/async a/async c/go64 a/go64"},
+	} {
+		if got := order(schedule(sys, ws, tt.round, tt.byWorkload)); got != tt.want {
+			t.Errorf("round %d byWorkload=%v:\n got %s\nwant %s", tt.round, tt.byWorkload, got, tt.want)
+		}
+	}
+}

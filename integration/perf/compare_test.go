@@ -63,6 +63,9 @@ type settings struct {
 	n, rounds                 int
 	systems, workloads        []string
 	out                       string
+	// byWorkload (PERF_ORDER=workload) runs each workload on every system in
+	// turn, with every system's group up for the whole round (schedule).
+	byWorkload bool
 }
 
 func loadSettings(t *testing.T) settings {
@@ -78,6 +81,13 @@ func loadSettings(t *testing.T) settings {
 	}
 	if e := os.Getenv("PERF_WORKLOADS"); e != "" {
 		s.workloads = strings.Split(e, ",")
+	}
+	switch e := os.Getenv("PERF_ORDER"); e {
+	case "", "system":
+	case "workload":
+		s.byWorkload = true
+	default:
+		t.Fatalf("PERF_ORDER=%q: want system (each system runs every workload, then the next) or workload (each workload runs on every system in turn)", e)
 	}
 	if s.bin == "" {
 		t.Fatal("ROCKETRAFT_BIN must name the rocketraft binary (make bench-compare sets it)")
@@ -138,43 +148,7 @@ func TestBenchCompare(t *testing.T) {
 		disks = append(disks, d)
 		t.Logf("round %d disk: 4 KiB appends p50 %.2f ms p99 %.2f ms, 128 KiB p50 %.2f ms p99 %.2f ms, 4 KiB × 3 at once p50 %.2f ms p99 %.2f ms",
 			round, d.Small.P50Ms, d.Small.P99Ms, d.Large.P50Ms, d.Large.P99Ms, d.Shared.P50Ms, d.Shared.P99Ms)
-		for _, sys := range rotated(s.systems, round) {
-			dir := t.TempDir()
-			if strings.HasPrefix(sys, "jetstream") {
-				for _, w := range selected(s.workloads) {
-					if w.jsdrive == nil {
-						continue
-					}
-					r, err := runJetStream(s, sys, w, dir)
-					if err != nil {
-						t.Fatalf("round %d %s %s: %v", round, sys, w.name, err)
-					}
-					r.Round = round
-					record(r)
-				}
-				removeRunDir(t, dir)
-				continue
-			}
-			rs, err := newRemotingSystem(s, sys)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := rs.start(t, dir); err != nil {
-				rs.stop()
-				t.Fatalf("round %d: start %s: %v\n%s", round, sys, err, tails(dir))
-			}
-			for _, w := range selected(s.workloads) {
-				r, err := runBench(s, rs, w)
-				if err != nil {
-					rs.stop()
-					t.Fatalf("round %d %s %s: %v", round, sys, w.name, err)
-				}
-				r.Round = round
-				record(r)
-			}
-			rs.stop()
-			removeRunDir(t, dir)
-		}
+		runRound(t, s, round, record)
 	}
 	report := render(s, results, disks)
 	t.Log("\n" + report)
@@ -183,6 +157,123 @@ func TestBenchCompare(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// runRound starts the round's systems, runs its schedule and records every
+// result. A system's group stops after its last workload in the schedule.
+func runRound(t *testing.T, s settings, round int, record func(result)) {
+	steps := schedule(s.systems, selected(s.workloads), round, s.byWorkload)
+	g := &roundGroups{t: t, s: s, round: round, up: map[string]remotingSystem{}, dirs: map[string]string{}}
+	defer g.stopAll()
+	for _, sys := range s.systems {
+		g.dirs[sys] = t.TempDir()
+		if s.byWorkload && !strings.HasPrefix(sys, "jetstream") {
+			g.get(sys) // every group up before the first measurement, none started between two
+		}
+	}
+	last := map[string]int{}
+	for i, st := range steps {
+		last[st.system] = i
+	}
+	for i, st := range steps {
+		var r result
+		var err error
+		if strings.HasPrefix(st.system, "jetstream") {
+			r, err = runJetStream(s, st.system, st.w, g.dirs[st.system]) // jsdrive starts its own servers
+		} else {
+			r, err = runBench(s, g.get(st.system), st.w)
+		}
+		if err != nil {
+			t.Fatalf("round %d %s %s: %v", round, st.system, st.w.name, err)
+		}
+		r.Round = round
+		record(r)
+		if last[st.system] == i {
+			g.stop(st.system)
+		}
+	}
+}
+
+// roundGroups holds the remoting systems' groups that are up in one round, and
+// every system's data directory for it.
+type roundGroups struct {
+	t     *testing.T
+	s     settings
+	round int
+	up    map[string]remotingSystem
+	dirs  map[string]string
+}
+
+// get is sys's group, started on first use.
+func (g *roundGroups) get(sys string) remotingSystem {
+	if rs := g.up[sys]; rs != nil {
+		return rs
+	}
+	rs, err := newRemotingSystem(g.s, sys)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	if err := rs.start(g.t, g.dirs[sys]); err != nil {
+		rs.stop()
+		g.t.Fatalf("round %d: start %s: %v\n%s", g.round, sys, err, tails(g.dirs[sys]))
+	}
+	g.up[sys] = rs
+	return rs
+}
+
+// stop stops sys's group, if it is up, and deletes its data.
+func (g *roundGroups) stop(sys string) {
+	if rs := g.up[sys]; rs != nil {
+		rs.stop()
+		delete(g.up, sys)
+	}
+	if dir, ok := g.dirs[sys]; ok {
+		removeRunDir(g.t, dir)
+		delete(g.dirs, sys)
+	}
+}
+
+func (g *roundGroups) stopAll() {
+	for sys := range g.dirs {
+		g.stop(sys)
+	}
+}
+
+// step is one measured run in a round's schedule.
+type step struct {
+	system string
+	w      workload
+}
+
+// schedule is the order a round runs in. By system (the default), each system
+// runs every workload on one group and stops before the next starts, in the
+// rotated order of the round. By workload, each workload runs on every system
+// in turn, and the systems' order rotates with the workload too, so each
+// pair runs seconds apart instead of minutes: this VM's fast and slow spells
+// last minutes (docs/performance.md, thirty-sixth pass). JetStream has no row
+// for a workload without a jsdrive equivalent.
+func schedule(systems []string, ws []workload, round int, byWorkload bool) []step {
+	var out []step
+	add := func(sys string, w workload) {
+		if strings.HasPrefix(sys, "jetstream") && w.jsdrive == nil {
+			return
+		}
+		out = append(out, step{sys, w})
+	}
+	if byWorkload {
+		for i, w := range ws {
+			for _, sys := range rotated(systems, round+i) {
+				add(sys, w)
+			}
+		}
+		return out
+	}
+	for _, sys := range rotated(systems, round) {
+		for _, w := range ws {
+			add(sys, w)
+		}
+	}
+	return out
 }
 
 // removeRunDir deletes a finished run's data at once. Every broker

@@ -11,9 +11,12 @@
 // client and the official Go client), JetStream by nats.go in jsdrive.
 //
 // Each round starts every system fresh, in a rotated order (A/B/A/B), and runs
-// every workload on it; the report gives the median and range over rounds of
-// msgs/s, p50/p99 and CPU seconds per 100k messages, the servers and the
-// client apart (from /proc, during the measured part only).
+// every workload on it; with PERF_ORDER=workload every group is up for the
+// whole round and each workload runs on every system in turn, so a pair's
+// runs are seconds apart instead of minutes. The report gives the median and
+// range over rounds of msgs/s, p50/p99 and CPU seconds per 100k messages, the
+// servers and the client apart (from /proc, during the measured part only),
+// and the ratios against rocketraft, of the medians and round by round.
 //
 // The suite is a Go test behind the build tag perf, so it can use
 // internal/proctest's process harness; it never runs in `make test`.
