@@ -476,7 +476,7 @@ func render(s settings, rs []result, disks []diskRound) string {
 				median(tput), slices.Min(tput), slices.Max(tput), median(p50), median(p99), median(srv), median(cli), errs)
 		}
 	}
-	b.WriteString("\nrocketraft's throughput as a ratio of each peer's: of the medians, then round by round (the pair ran minutes apart in each round):\n\n| workload |")
+	b.WriteString("\nrocketraft's throughput as a ratio of each peer's: of the medians, then round by round:\n\n| workload |")
 	var peers []string
 	for _, sys := range s.systems {
 		if sys != "rocketraft" {
