@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,7 +95,7 @@ func loadSettings(t *testing.T) settings {
 	}
 	for _, sys := range s.systems {
 		switch {
-		case strings.HasPrefix(sys, "jetstream") && s.jsdrive == "":
+		case isJetStream(sys) && s.jsdrive == "":
 			t.Fatalf("system %s needs PERF_JSDRIVE (built from integration/perf/jetstream)", sys)
 		case strings.HasPrefix(sys, "rocketmq") && s.rocketmqLib == "":
 			t.Fatalf("system %s needs PERF_ROCKETMQ_LIB (integration/perf/rocketmq/target/lib after mvn package)", sys)
@@ -102,7 +103,7 @@ func loadSettings(t *testing.T) settings {
 			if _, err := newRocketraftSystem(s.bin, sys); err != nil {
 				t.Fatalf("PERF_SYSTEMS: %v", err)
 			}
-		case strings.HasPrefix(sys, "jetstream"):
+		case isJetStream(sys):
 			if _, _, err := parseJetStreamSystem(sys); err != nil {
 				t.Fatalf("PERF_SYSTEMS: %v", err)
 			}
@@ -167,7 +168,7 @@ func runRound(t *testing.T, s settings, round int, record func(result)) {
 	defer g.stopAll()
 	for _, sys := range s.systems {
 		g.dirs[sys] = t.TempDir()
-		if s.byWorkload && !strings.HasPrefix(sys, "jetstream") {
+		if s.byWorkload && !isJetStream(sys) {
 			g.get(sys) // every group up before the first measurement, none started between two
 		}
 	}
@@ -178,7 +179,7 @@ func runRound(t *testing.T, s settings, round int, record func(result)) {
 	for i, st := range steps {
 		var r result
 		var err error
-		if strings.HasPrefix(st.system, "jetstream") {
+		if isJetStream(st.system) {
 			r, err = runJetStream(s, st.system, st.w, g.dirs[st.system]) // jsdrive starts its own servers
 		} else {
 			r, err = runBench(s, g.get(st.system), st.w)
@@ -255,7 +256,7 @@ type step struct {
 func schedule(systems []string, ws []workload, round int, byWorkload bool) []step {
 	var out []step
 	add := func(sys string, w workload) {
-		if strings.HasPrefix(sys, "jetstream") && w.jsdrive == nil {
+		if isJetStream(sys) && w.jsdrive == nil {
 			return
 		}
 		out = append(out, step{sys, w})
@@ -386,6 +387,10 @@ func runJetStream(s settings, sys string, w workload, dir string) (result, error
 	return r, nil
 }
 
+// isJetStream reports whether a PERF_SYSTEMS entry is a JetStream system,
+// which jsdrive runs (servers included) once per workload.
+func isJetStream(sys string) bool { return strings.HasPrefix(sys, "jetstream") }
+
 // parseJetStreamSystem parses a PERF_SYSTEMS entry for JetStream:
 // "jetstream-durable" or "jetstream-lazy", optionally followed by
 // ":maxprocs=N", which runs each nats-server with GOMAXPROCS=N, as decision
@@ -511,22 +516,19 @@ func render(s settings, rs []result, disks []diskRound) string {
 // were: A/A runs (one build under two labels) gave ratios of medians of
 // 0.77-1.90 and single rounds of 0.62-2.69 (docs/performance.md, thirty-sixth pass).
 func roundRatios(rs []result, workload, ours, peer string) []float64 {
-	rate := map[[2]any]float64{}
-	var rounds []int
+	ourRate, peerRate := map[int]float64{}, map[int]float64{}
 	for _, r := range rs {
-		if r.Workload != workload || (r.System != ours && r.System != peer) {
-			continue
-		}
-		rate[[2]any{r.System, r.Round}] = r.MsgsPerSec
-		if !slices.Contains(rounds, r.Round) {
-			rounds = append(rounds, r.Round)
+		switch {
+		case r.Workload != workload:
+		case r.System == ours:
+			ourRate[r.Round] = r.MsgsPerSec
+		case r.System == peer:
+			peerRate[r.Round] = r.MsgsPerSec
 		}
 	}
-	slices.Sort(rounds)
 	var out []float64
-	for _, round := range rounds {
-		o, p := rate[[2]any{ours, round}], rate[[2]any{peer, round}]
-		if o > 0 && p > 0 {
+	for _, round := range slices.Sorted(maps.Keys(ourRate)) {
+		if o, p := ourRate[round], peerRate[round]; o > 0 && p > 0 {
 			out = append(out, o/p)
 		}
 	}

@@ -78,7 +78,7 @@ func TestConsumeTargets(t *testing.T) {
 		systems = s.systems
 	}
 	for _, sys := range systems {
-		if strings.HasPrefix(sys, "jetstream") {
+		if isJetStream(sys) {
 			t.Fatalf("PERF_SYSTEMS: %s has no RocketMQ consumer; the consumer targets run on rocketraft and rocketmq", sys)
 		}
 	}
